@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Geometry and validation of the extverity on-disk format, shared by the
+ * kernel target and the userspace tool.  See dm-extverity-format.h.
+ *
+ * Every check here runs on data that has already been authenticated against
+ * the root digest: it does not defend against a forger (the hash does), but
+ * against a well-signed yet inconsistent manifest, so that no field can make
+ * the reader index out of bounds, overflow, or allocate without limit.
+ */
+#include "dm-extverity-format.h"
+
+u32 extverity_digest_size(unsigned int hash_algorithm)
+{
+	switch (hash_algorithm) {
+	case EXTVERITY_HASH_SHA256:
+		return 32;
+	case EXTVERITY_HASH_SHA512:
+		return 64;
+	}
+	return 0;
+}
+
+const char *extverity_hash_name(unsigned int hash_algorithm)
+{
+	switch (hash_algorithm) {
+	case EXTVERITY_HASH_SHA256:
+		return "sha256";
+	case EXTVERITY_HASH_SHA512:
+		return "sha512";
+	}
+	return NULL;
+}
+
+unsigned int extverity_hash_by_name(const char *name)
+{
+	unsigned int alg;
+
+	for (alg = EXTVERITY_HASH_SHA256; alg <= EXTVERITY_HASH_SHA512; alg++)
+		if (!strcmp(name, extverity_hash_name(alg)))
+			return alg;
+	return 0;
+}
+
+static u32 ilog2_u32(u32 v)
+{
+	u32 r = 0;
+
+	while (v >>= 1)
+		r++;
+	return r;
+}
+
+/* Expected record size of a section, or 0 when its length is free-form. */
+static u32 section_entry_size(const struct extverity_params *p,
+			      unsigned int id)
+{
+	switch (id) {
+	case EXTVERITY_SECT_EXTENTS:
+		return sizeof(struct extverity_extent);
+	case EXTVERITY_SECT_TREES:
+		return p->tree_entry_size;
+	}
+	return 0;
+}
+
+static int parse_section(const struct extverity_superblock *sb,
+			 struct extverity_params *p, unsigned int id,
+			 u64 *next_free, const char **why)
+{
+	const struct extverity_section *s = &sb->sections[id];
+	u64 start = le64_to_cpu(s->start_block);
+	u64 nr_blocks = le64_to_cpu(s->nr_blocks);
+	u64 nr_entries = le64_to_cpu(s->nr_entries);
+	u32 entry_size = section_entry_size(p, id);
+
+	if (le32_to_cpu(s->entry_size) != entry_size) {
+		*why = "section has the wrong record size";
+		return -EINVAL;
+	}
+	if (!nr_blocks) {
+		if (start || nr_entries) {
+			*why = "empty section has a location or entries";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	/* Sections follow the superblock in id order and do not overlap. */
+	if (start < *next_free || nr_blocks > p->hash_blocks - start ||
+	    start > p->hash_blocks) {
+		*why = "section lies outside the hash area or overlaps another";
+		return -EINVAL;
+	}
+	*next_free = start + nr_blocks;
+	if (entry_size) {
+		if (nr_entries > (nr_blocks << p->log_blocksize) / entry_size ||
+		    nr_blocks != ((nr_entries * entry_size + p->block_size - 1)
+				  >> p->log_blocksize)) {
+			*why = "section length does not match its record count";
+			return -EINVAL;
+		}
+	} else if (id != EXTVERITY_SECT_FILES && nr_entries) {
+		*why = "hash block section has a record count";
+		return -EINVAL;
+	}
+	p->sect[id].start_block = start;
+	p->sect[id].nr_blocks = nr_blocks;
+	p->sect[id].nr_entries = nr_entries;
+	return 0;
+}
+
+/**
+ * extverity_parse_superblock() - validate a superblock and extract parameters
+ * @sb: the superblock, already authenticated against the root digest
+ * @p: filled in on success
+ * @why: set to a static description of the first problem found
+ *
+ * Return: 0, or -EINVAL (-EOPNOTSUPP for a newer format) with @why set.
+ */
+int extverity_parse_superblock(const struct extverity_superblock *sb,
+			       struct extverity_params *p, const char **why)
+{
+	u64 next_free = 1;	/* block 0 holds the superblock */
+	unsigned int id;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	if (memcmp(sb->magic, EXTVERITY_MAGIC, sizeof(sb->magic))) {
+		*why = "not an extverity hash area (bad magic)";
+		return -EINVAL;
+	}
+	if (le32_to_cpu(sb->version) != EXTVERITY_FORMAT_VERSION ||
+	    le32_to_cpu(sb->incompat_flags)) {
+		*why = "unsupported format version or incompatible feature";
+		return -EOPNOTSUPP;
+	}
+	p->hash_algorithm = sb->hash_algorithm;
+	p->digest_size = extverity_digest_size(sb->hash_algorithm);
+	if (!p->digest_size) {
+		*why = "unknown hash algorithm in superblock";
+		return -EINVAL;
+	}
+	if (sb->log_blocksize < EXTVERITY_MIN_LOG_BLOCKSIZE ||
+	    sb->log_blocksize > EXTVERITY_MAX_LOG_BLOCKSIZE) {
+		*why = "unsupported block size";
+		return -EINVAL;
+	}
+	p->log_blocksize = sb->log_blocksize;
+	p->block_size = 1U << p->log_blocksize;
+	p->log_digests_per_block = p->log_blocksize -
+				   ilog2_u32(p->digest_size);
+	p->tree_entry_size = sizeof(struct extverity_tree) + p->digest_size;
+	if (sb->salt_size > EXTVERITY_MAX_SALT_SIZE) {
+		*why = "salt too long";
+		return -EINVAL;
+	}
+	p->salt_size = sb->salt_size;
+	p->data_blocks = le64_to_cpu(sb->data_blocks);
+	if (!p->data_blocks || p->data_blocks > EXTVERITY_MAX_DATA_BLOCKS) {
+		*why = "data block count out of range";
+		return -EINVAL;
+	}
+	p->hash_blocks = le64_to_cpu(sb->hash_blocks);
+	if (p->hash_blocks < 2 || p->hash_blocks > EXTVERITY_MAX_DATA_BLOCKS) {
+		*why = "hash block count out of range";
+		return -EINVAL;
+	}
+	/* Slots past LEVELS are reserved for compatible growth: ignored. */
+	for (id = 0; id <= EXTVERITY_SECT_LEVELS; id++) {
+		err = parse_section(sb, p, id, &next_free, why);
+		if (err)
+			return err;
+	}
+	if (!p->sect[EXTVERITY_SECT_EXTENTS].nr_entries ||
+	    p->sect[EXTVERITY_SECT_EXTENTS].nr_entries > p->data_blocks) {
+		*why = "extent count out of range";
+		return -EINVAL;
+	}
+	if (!p->sect[EXTVERITY_SECT_TREES].nr_entries ||
+	    p->sect[EXTVERITY_SECT_TREES].nr_entries >= EXTVERITY_TREE_ZERO) {
+		*why = "tree count out of range";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * extverity_tree_geometry() - shape of the fs-verity tree over @data_size bytes
+ * @p: format parameters
+ * @data_size: bytes the tree covers
+ * @g: filled in
+ *
+ * Return: 0, or -EFBIG if the tree would exceed the format's limits.
+ */
+int extverity_tree_geometry(const struct extverity_params *p, u64 data_size,
+			    struct extverity_geometry *g)
+{
+	u64 count[EXTVERITY_MAX_LEVELS];
+	u64 blocks, offset = 0;
+	u32 level = 0;
+	int i;
+
+	memset(g, 0, sizeof(*g));
+	if (data_size > EXTVERITY_MAX_TREE_BLOCKS << p->log_blocksize)
+		return -EFBIG;
+	blocks = (data_size + p->block_size - 1) >> p->log_blocksize;
+	g->data_blocks = blocks;
+	if (blocks <= 1)
+		return 0;
+	do {
+		if (level == EXTVERITY_MAX_LEVELS)
+			return -EFBIG;
+		blocks = (blocks + (1U << p->log_digests_per_block) - 1) >>
+			 p->log_digests_per_block;
+		count[level++] = blocks;
+	} while (blocks > 1);
+
+	g->num_levels = level;
+	g->top_len = (level == 1 ? g->data_blocks : count[level - 2]) *
+		     p->digest_size;
+	/* Lower levels are stored root side first, level 0 last. */
+	for (i = level - 2; i >= 0; i--) {
+		g->level_start[i] = offset;
+		offset += count[i];
+	}
+	g->lower_blocks = offset;
+	return 0;
+}
+
+/**
+ * extverity_check_tree() - validate a tree record and compute its geometry
+ * @p: format parameters
+ * @t: the record
+ * @g: filled in on success
+ * @why: set to a static description of the first problem found
+ *
+ * Return: 0, or -EINVAL with @why set.
+ */
+int extverity_check_tree(const struct extverity_params *p,
+			 const struct extverity_tree *t,
+			 struct extverity_geometry *g, const char **why)
+{
+	u64 top = le64_to_cpu(t->top);
+	u64 levels = le64_to_cpu(t->levels);
+	u64 tops_start, tops_end, lv_start, lv_end;
+
+	if (extverity_tree_geometry(p, le64_to_cpu(t->data_size), g)) {
+		*why = "tree too large";
+		return -EINVAL;
+	}
+	if (!g->num_levels) {
+		if (top || levels) {
+			*why = "tree of at most one block has hash blocks";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	tops_start = p->sect[EXTVERITY_SECT_TOPS].start_block <<
+		     p->log_blocksize;
+	tops_end = tops_start + (p->sect[EXTVERITY_SECT_TOPS].nr_blocks <<
+				 p->log_blocksize);
+	if (top < tops_start || top >= tops_end ||
+	    g->top_len > tops_end - top || top % p->digest_size ||
+	    (top & (p->block_size - 1)) + g->top_len > p->block_size) {
+		*why = "top hash block outside the TOPS section or misaligned";
+		return -EINVAL;
+	}
+	if (g->num_levels == 1) {
+		if (levels) {
+			*why = "one-level tree has lower hash blocks";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	lv_start = p->sect[EXTVERITY_SECT_LEVELS].start_block;
+	lv_end = lv_start + p->sect[EXTVERITY_SECT_LEVELS].nr_blocks;
+	if (levels < lv_start || levels > lv_end ||
+	    g->lower_blocks > lv_end - levels) {
+		*why = "hash blocks outside the LEVELS section";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * extverity_check_extent() - validate one record of the extent map
+ * @p: format parameters
+ * @e: the record
+ * @expected_start: where the previous record ended (0 for the first)
+ * @nr_trees: number of tree records
+ * @tree_blocks: data blocks of the tree @e names (ignored for a zero range)
+ * @why: set to a static description of the first problem found
+ *
+ * The caller looks up @tree_blocks after checking the index against
+ * @nr_trees itself, or passes 0 when the index is out of range; and checks
+ * that the last record ends at p->data_blocks.
+ *
+ * Return: 0, or -EINVAL with @why set.
+ */
+int extverity_check_extent(const struct extverity_params *p,
+			   const struct extverity_extent *e, u64 expected_start,
+			   u64 nr_trees, u64 tree_blocks, const char **why)
+{
+	u64 start = le64_to_cpu(e->start);
+	u64 leaf = le64_to_cpu(e->leaf);
+	u32 count = le32_to_cpu(e->count);
+	u32 tree = le32_to_cpu(e->tree);
+
+	if (start != expected_start) {
+		*why = "extent map is not sorted and contiguous";
+		return -EINVAL;
+	}
+	if (!count || count > p->data_blocks - start) {
+		*why = "extent is empty or runs past the data device";
+		return -EINVAL;
+	}
+	if (tree == EXTVERITY_TREE_ZERO) {
+		if (leaf) {
+			*why = "zero range has a leaf index";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (tree >= nr_trees) {
+		*why = "extent names a tree that does not exist";
+		return -EINVAL;
+	}
+	if (leaf > tree_blocks || count > tree_blocks - leaf) {
+		*why = "extent runs past the end of its tree";
+		return -EINVAL;
+	}
+	return 0;
+}
