@@ -40,7 +40,7 @@ KDIR := $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
 endif
 
-.PHONY: all tools module check check-deps test demo lint clean
+.PHONY: all tools module check check-deps demo lint clean
 all: tools module
 
 tools: tools/extverity
@@ -81,3 +81,6 @@ demo: check-deps
 clean:
 	rm -rf build tools/extverity
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+
+lint:
+	$(Q)KDIR=$(KDIR) scripts/lint.sh

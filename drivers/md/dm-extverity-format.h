@@ -12,6 +12,7 @@
 #define DM_EXTVERITY_FORMAT_H
 
 #ifdef __KERNEL__
+#include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/types.h>
@@ -22,7 +23,7 @@
 #include <linux/dm-extverity.h>
 
 /* Largest data device: keeps block << log_blocksize and sector counts in u64. */
-#define EXTVERITY_MAX_DATA_BLOCKS	(1ULL << 48)
+#define EXTVERITY_MAX_DATA_BLOCKS	BIT_ULL(48)
 
 /**
  * struct extverity_params - the superblock, validated and in CPU order

@@ -18,6 +18,8 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 
+#define BIT_ULL(n)	(1ULL << (n))
+
 #define le16_to_cpu(x)	le16toh(x)
 #define le32_to_cpu(x)	le32toh(x)
 #define le64_to_cpu(x)	le64toh(x)
