@@ -24,7 +24,7 @@ echo "  CHECKPATCH (--strict)"
 # Userspace files are held to the same style, less the kernel-only rules.
 for f in "${files[@]}"; do
 	case $f in
-	tools/*) extra=--ignore=SPDX_LICENSE_TAG,NEW_TYPEDEFS,PREFER_KERNEL_TYPES,SPLIT_STRING,EMBEDDED_FUNCTION_NAME,FILE_PATH_CHANGES ;;
+	tools/*) extra=--ignore=SPDX_LICENSE_TAG,NEW_TYPEDEFS,PREFER_KERNEL_TYPES,SPLIT_STRING,EMBEDDED_FUNCTION_NAME,FILE_PATH_CHANGES,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO ;;
 	*) extra= ;;
 	esac
 	out=$(perl "$ck/scripts/checkpatch.pl" --strict --no-tree --quiet \

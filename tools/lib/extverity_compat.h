@@ -19,6 +19,7 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 
 #define BIT_ULL(n)	(1ULL << (n))
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
 
 #define le16_to_cpu(x)	le16toh(x)
 #define le32_to_cpu(x)	le32toh(x)

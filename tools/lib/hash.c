@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OpenSSL EVP wrapper: fs-verity's salted block hash and plain digests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <openssl/evp.h>
+
+#include "dm-extverity-format.h"
+#include "hash.h"
+
+static EVP_MD *fetch_md(unsigned int alg)
+{
+	const char *name = extverity_hash_name(alg);
+	EVP_MD *md;
+
+	if (!name)
+		return NULL;
+	md = EVP_MD_fetch(NULL, name, NULL);
+	if (!md) {
+		ev_error("hash algorithm %s is not available", name);
+		exit(EV_EUSAGE);
+	}
+	return md;
+}
+
+static void ssl_fail(void)
+{
+	ev_error("OpenSSL hashing failed");
+	exit(EV_ENOMEM);
+}
+
+int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
+		   u32 salt_size, u32 block_size)
+{
+	u8 padded[128] = { 0 };
+	u8 *zero;
+	size_t plen;
+
+	memset(h, 0, sizeof(*h));
+	h->md = fetch_md(alg);
+	if (!h->md) {
+		ev_error("unknown hash algorithm %u", alg);
+		return EV_EUSAGE;
+	}
+	h->digest_size = EVP_MD_get_size(h->md);
+	h->block_size = block_size;
+	h->salted = EVP_MD_CTX_new();
+	h->work = EVP_MD_CTX_new();
+	if (!h->salted || !h->work)
+		ssl_fail();
+	if (!EVP_DigestInit_ex(h->salted, h->md, NULL))
+		ssl_fail();
+	/*
+	 * fs-verity pads the salt to the hash function's block size, so one
+	 * compression of the salt can be done once and the state reused.
+	 */
+	if (salt_size) {
+		plen = EVP_MD_get_block_size(h->md);
+		memcpy(padded, salt, salt_size);
+		if (!EVP_DigestUpdate(h->salted, padded, plen))
+			ssl_fail();
+	}
+	zero = xzalloc(block_size);
+	ev_hash_block(h, zero, h->zero_digest);
+	free(zero);
+	return 0;
+}
+
+void ev_hasher_free(struct ev_hasher *h)
+{
+	EVP_MD_CTX_free(h->salted);
+	EVP_MD_CTX_free(h->work);
+	EVP_MD_free(h->md);
+	memset(h, 0, sizeof(*h));
+}
+
+void ev_hash_block(struct ev_hasher *h, const void *block, u8 *out)
+{
+	if (!EVP_MD_CTX_copy_ex(h->work, h->salted) ||
+	    !EVP_DigestUpdate(h->work, block, h->block_size) ||
+	    !EVP_DigestFinal_ex(h->work, out, NULL))
+		ssl_fail();
+}
+
+void ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out)
+{
+	EVP_MD *md = fetch_md(alg);
+
+	if (!md || !EVP_Digest(data, len, out, NULL, md, NULL))
+		ssl_fail();
+	EVP_MD_free(md);
+}

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Building the hash area of docs/format.md.  The steps, in order:
+ *  1. hash every file's tree in parallel (this also tells which last blocks
+ *     have non-zero bytes past EOF);
+ *  2. serially: give each physical block of a file to that file (first
+ *     claim by inode number wins), order the trees by the position of their
+ *     first extent, dedup identical content;
+ *  3. sweep the image: unowned allocated blocks form the residual tree,
+ *     free blocks zero ranges; hash the residual tree in parallel;
+ *  4. serialise the sections, pack the tops, write the superblock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hash.h"
+#include "layout.h"
+#include "parallel.h"
+
+/* A run of image blocks owned by a file. */
+struct owned {
+	u64 phys;
+	u64 leaf;
+	u64 count;
+	size_t inode;
+};
+
+/* Extent map under construction, in CPU order. */
+struct emap {
+	struct extverity_extent *v;
+	size_t n, cap;
+};
+
+struct ctx {
+	const struct ev_format_opts *o;
+	struct extverity_params p;
+	struct ev_fs *fs;
+	size_t nr_inodes;
+	struct ev_tree *itrees;		/* per inode */
+	struct owned *owned;
+	size_t nr_owned, owned_cap;
+	u32 *tree_of;			/* per inode: final tree index */
+	size_t *order;			/* inodes in tree order */
+	struct ev_tree **trees;		/* final tree table, [0] residual */
+	size_t nr_trees;
+	struct ev_tree residual;
+	struct ev_run *res_runs;
+	size_t nr_res_runs, res_cap;
+	struct emap map;
+	u64 zero_blocks;
+};
+
+static void set_params(struct ctx *c)
+{
+	struct extverity_params *p = &c->p;
+
+	p->hash_algorithm = c->o->hash_algorithm;
+	p->log_blocksize = c->o->log_blocksize;
+	p->block_size = 1U << p->log_blocksize;
+	p->digest_size = extverity_digest_size(p->hash_algorithm);
+	p->log_digests_per_block = p->log_blocksize -
+				   (p->digest_size == 32 ? 5 : 6);
+	p->salt_size = c->o->salt_size;
+	p->data_blocks = c->o->data_blocks;
+	p->tree_entry_size = sizeof(struct extverity_tree) + p->digest_size;
+}
+
+static int hash_files(struct ctx *c, int fd)
+{
+	struct ev_jobs jobs = { 0 };
+	size_t i;
+	int err;
+
+	c->itrees = xcalloc(c->nr_inodes, sizeof(*c->itrees));
+	for (i = 0; i < c->nr_inodes; i++) {
+		struct ev_inode *in = &c->fs->inodes[i];
+		struct ev_tree *t = &c->itrees[i];
+
+		if (ev_tree_init(t, &c->p, in->size)) {
+			ev_error("inode %llu is too large for a tree",
+				 (unsigned long long)in->ino);
+			free(jobs.v);
+			return EV_EUSAGE;
+		}
+		t->runs = in->runs;
+		t->nr_runs = in->nr_runs;
+		t->inline_data = in->inline_data;
+		ev_jobs_add_data(&jobs, t);
+	}
+	err = ev_jobs_run(&jobs, &c->p, c->o->salt, fd);
+	for (i = 0; !err && i < c->nr_inodes; i++)
+		ev_jobs_add_finish(&jobs, &c->itrees[i]);
+	if (!err)
+		err = ev_jobs_run(&jobs, &c->p, c->o->salt, fd);
+	free(jobs.v);
+	return err;
+}
+
+static void add_owned(struct ctx *c, u64 phys, u64 leaf, u64 count,
+		      size_t inode)
+{
+	xgrow((void **)&c->owned, &c->owned_cap, c->nr_owned + 1,
+	      sizeof(*c->owned));
+	c->owned[c->nr_owned++] = (struct owned){ phys, leaf, count, inode };
+}
+
+/*
+ * Give each block to the first file (by inode number) that maps it.  A
+ * last block with bytes past EOF that are not zero stays unowned: its leaf
+ * digest covers the zero-padded block, not what is on disk.
+ */
+static void claim_blocks(struct ctx *c)
+{
+	u8 *claimed = xcalloc(ev_div_round_up(c->p.data_blocks, 8), 1);
+	size_t i, r;
+
+	for (i = 0; i < c->nr_inodes; i++) {
+		const struct ev_tree *t = &c->itrees[i];
+		u64 limit = t->g.data_blocks - (t->tail_dirty ? 1 : 0);
+
+		for (r = 0; r < t->nr_runs; r++) {
+			const struct ev_run *run = &t->runs[r];
+			u64 k, start = 0;
+			bool in = false;
+
+			for (k = 0; k < run->count; k++) {
+				u64 b = run->physical + k;
+				bool ok = run->logical + k < limit &&
+					  !ev_test_bit(claimed, b);
+
+				if (ok)
+					ev_set_bit(claimed, b);
+				if (ok && !in) {
+					start = k;
+					in = true;
+				} else if (!ok && in) {
+					add_owned(c, run->physical + start,
+						  run->logical + start,
+						  k - start, i);
+					in = false;
+				}
+			}
+			if (in)
+				add_owned(c, run->physical + start,
+					  run->logical + start,
+					  run->count - start, i);
+		}
+	}
+	free(claimed);
+}
+
+static int cmp_owned(const void *a, const void *b)
+{
+	const struct owned *x = a, *y = b;
+
+	return x->phys < y->phys ? -1 : x->phys > y->phys;
+}
+
+static const struct ctx *g_ctx;
+
+/* Order of identical content: (size, root), then tree order. */
+static int cmp_content(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const struct ev_tree *tx = &g_ctx->itrees[x], *ty = &g_ctx->itrees[y];
+	int r;
+
+	if (tx->data_size != ty->data_size)
+		return tx->data_size < ty->data_size ? -1 : 1;
+	r = memcmp(tx->root, ty->root, g_ctx->p.digest_size);
+	if (r)
+		return r;
+	return x < y ? -1 : x > y;
+}
+
+/* Tree order: by first owned block, then extent-less files by inode. */
+static void order_trees(struct ctx *c)
+{
+	size_t n = c->nr_inodes, k = 0, i;
+	size_t *rank = xcalloc(n, sizeof(*rank));
+	size_t *by_content = xcalloc(n, sizeof(*by_content));
+	u8 *seen = xcalloc(n, 1);
+	u32 next = 1;
+
+	c->order = xcalloc(n, sizeof(*c->order));
+	for (i = 0; i < c->nr_owned; i++) {
+		size_t in = c->owned[i].inode;
+
+		if (!seen[in]) {
+			seen[in] = 1;
+			c->order[k++] = in;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (!seen[i])
+			c->order[k++] = i;
+	/* Group equal content; in each group the first in order wins. */
+	for (i = 0; i < n; i++) {
+		rank[c->order[i]] = i;
+		by_content[i] = i;
+	}
+	g_ctx = c;
+	qsort(by_content, n, sizeof(*by_content), cmp_content);
+	c->tree_of = xcalloc(n, sizeof(*c->tree_of));
+	/* Representative of each content group: lowest rank. */
+	{
+		size_t *rep = xcalloc(n, sizeof(*rep));
+		size_t g = 0;
+
+		while (g < n) {
+			size_t e = g + 1, best = by_content[g];
+
+			while (e < n &&
+			       c->itrees[by_content[e]].data_size ==
+			       c->itrees[best].data_size &&
+			       !memcmp(c->itrees[by_content[e]].root,
+				       c->itrees[best].root,
+				       c->p.digest_size))
+				e++;
+			for (i = g; i < e; i++)
+				if (rank[by_content[i]] < rank[best])
+					best = by_content[i];
+			for (i = g; i < e; i++)
+				rep[by_content[i]] = best;
+			g = e;
+		}
+		c->trees = xcalloc(n + 1, sizeof(*c->trees));
+		c->trees[0] = &c->residual;
+		for (i = 0; i < n; i++) {
+			size_t in = c->order[i];
+
+			if (rep[in] == in) {
+				c->tree_of[in] = next;
+				c->trees[next++] = &c->itrees[in];
+			}
+		}
+		for (i = 0; i < n; i++)
+			c->tree_of[i] = c->tree_of[rep[i]];
+		free(rep);
+	}
+	c->nr_trees = next;
+	free(rank);
+	free(by_content);
+	free(seen);
+}
+
+static void emit(struct ctx *c, u64 start, u64 leaf, u64 count, u32 tree,
+		 u64 inode)
+{
+	struct extverity_extent *last;
+
+	while (count) {
+		u64 n = count > 0xffffffffULL ? 0xffffffffULL : count;
+
+		last = c->map.n ? &c->map.v[c->map.n - 1] : NULL;
+		if (last && last->tree == tree && last->inode == inode &&
+		    last->start + last->count == start &&
+		    (tree == EXTVERITY_TREE_ZERO ||
+		     last->leaf + last->count == leaf) &&
+		    (u64)last->count + n <= 0xffffffffULL) {
+			last->count += n;
+		} else {
+			xgrow((void **)&c->map.v, &c->map.cap, c->map.n + 1,
+			      sizeof(*c->map.v));
+			c->map.v[c->map.n++] = (struct extverity_extent){
+				.start = start, .leaf = leaf, .count = n,
+				.tree = tree, .inode = inode,
+			};
+		}
+		start += n;
+		count -= n;
+		if (tree != EXTVERITY_TREE_ZERO)
+			leaf += n;
+	}
+}
+
+static void add_residual(struct ctx *c, u64 phys, u64 rank, u64 count)
+{
+	struct ev_run *last = c->nr_res_runs ?
+			      &c->res_runs[c->nr_res_runs - 1] : NULL;
+
+	emit(c, phys, rank, count, EXTVERITY_TREE_RESIDUAL, 0);
+	if (last && last->physical + last->count == phys) {
+		last->count += count;
+		return;
+	}
+	xgrow((void **)&c->res_runs, &c->res_cap, c->nr_res_runs + 1,
+	      sizeof(*c->res_runs));
+	c->res_runs[c->nr_res_runs++] = (struct ev_run){ rank, phys, count };
+}
+
+/* Blocks [from, to) owned by no file: residual if allocated, else zero. */
+static void sweep_gap(struct ctx *c, u64 from, u64 to, u64 *rank)
+{
+	const u8 *used = c->fs ? c->fs->used : NULL;
+
+	while (from < to) {
+		bool u = !used || ev_test_bit(used, from);
+		u64 e = from + 1;
+
+		while (e < to && (!used || ev_test_bit(used, e)) == u)
+			e++;
+		if (u) {
+			add_residual(c, from, *rank, e - from);
+			*rank += e - from;
+		} else {
+			emit(c, from, 0, e - from, EXTVERITY_TREE_ZERO, 0);
+			c->zero_blocks += e - from;
+		}
+		from = e;
+	}
+}
+
+static int build_map(struct ctx *c, int fd)
+{
+	struct ev_jobs jobs = { 0 };
+	u64 pos = 0, rank = 0;
+	size_t i;
+	int err;
+
+	for (i = 0; i < c->nr_owned; i++) {
+		const struct owned *o = &c->owned[i];
+
+		sweep_gap(c, pos, o->phys, &rank);
+		emit(c, o->phys, o->leaf, o->count, c->tree_of[o->inode],
+		     c->fs->inodes[o->inode].ino);
+		pos = o->phys + o->count;
+	}
+	sweep_gap(c, pos, c->p.data_blocks, &rank);
+	if (ev_tree_init(&c->residual, &c->p, rank << c->p.log_blocksize)) {
+		ev_error("image too large for one residual tree");
+		return EV_EUSAGE;
+	}
+	c->residual.runs = c->res_runs;
+	c->residual.nr_runs = c->nr_res_runs;
+	ev_jobs_add_data(&jobs, &c->residual);
+	err = ev_jobs_run(&jobs, &c->p, c->o->salt, fd);
+	if (!err) {
+		ev_jobs_add_finish(&jobs, &c->residual);
+		err = ev_jobs_run(&jobs, &c->p, c->o->salt, fd);
+	}
+	free(jobs.v);
+	return err;
+}
+
+/* Front-coded FILES stream, paths already sorted bytewise. */
+static u8 *build_files(struct ctx *c, size_t *len)
+{
+	size_t cap = 0, n = 0, i;
+	u8 *buf = NULL;
+	const char *prev = "";
+
+	for (i = 0; c->fs && i < c->fs->nr_paths; i++) {
+		const struct ev_path *pa = &c->fs->paths[i];
+		size_t plen = strlen(pa->path), pre = 0;
+		struct extverity_file f;
+
+		while (prev[pre] && prev[pre] == pa->path[pre] && pre < 65535)
+			pre++;
+		f.inode = cpu_to_le64(c->fs->inodes[pa->inode].ino);
+		f.tree = cpu_to_le32(c->tree_of[pa->inode]);
+		f.prefix_len = cpu_to_le16(pre);
+		f.suffix_len = cpu_to_le16(plen - pre);
+		xgrow((void **)&buf, &cap, n + sizeof(f) + plen - pre, 1);
+		memcpy(buf + n, &f, sizeof(f));
+		memcpy(buf + n + sizeof(f), pa->path + pre, plen - pre);
+		n += sizeof(f) + plen - pre;
+		prev = pa->path;
+	}
+	*len = n;
+	return buf;
+}
+
+static void set_section(struct extverity_superblock *sb, unsigned int id,
+			u64 *next, u64 blocks, u64 entries, u32 entry_size)
+{
+	struct extverity_section *s = &sb->sections[id];
+
+	if (!blocks)
+		return;
+	s->start_block = cpu_to_le64(*next);
+	s->nr_blocks = cpu_to_le64(blocks);
+	s->nr_entries = cpu_to_le64(entries);
+	s->entry_size = cpu_to_le32(entry_size);
+	*next += blocks;
+}
+
+static int serialise(struct ctx *c, struct ev_area_out *out)
+{
+	const struct extverity_params *p = &c->p;
+	u32 bs = p->block_size, ds = p->digest_size;
+	struct extverity_superblock sb;
+	size_t files_len, i;
+	u8 *files = build_files(c, &files_len);
+	u64 *top_off = xcalloc(c->nr_trees, sizeof(u64));
+	u64 tops_len = 0, lower = 0, next = 1, ext_bytes, tree_bytes;
+	u64 tops_start, levels_start, lv;
+	u8 *buf;
+
+	/* Next-fit packing of the top blocks, in tree order. */
+	for (i = 0; i < c->nr_trees; i++) {
+		const struct ev_tree *t = c->trees[i];
+
+		if (!t->g.num_levels)
+			continue;
+		if ((tops_len & (bs - 1)) + t->g.top_len > bs)
+			tops_len = (tops_len + bs - 1) & ~(u64)(bs - 1);
+		top_off[i] = tops_len;
+		tops_len += t->g.top_len;
+		lower += t->g.lower_blocks;
+	}
+	for (i = 0; i < c->map.n; i++)
+		if (c->map.v[i].tree == EXTVERITY_TREE_RESIDUAL)
+			out->residual_blocks += c->map.v[i].count;
+	ext_bytes = (u64)c->map.n * sizeof(struct extverity_extent);
+	tree_bytes = (u64)c->nr_trees * p->tree_entry_size;
+
+	memset(&sb, 0, sizeof(sb));
+	memcpy(sb.magic, EXTVERITY_MAGIC, sizeof(sb.magic));
+	sb.version = cpu_to_le32(EXTVERITY_FORMAT_VERSION);
+	sb.hash_algorithm = p->hash_algorithm;
+	sb.log_blocksize = p->log_blocksize;
+	sb.salt_size = p->salt_size;
+	sb.data_blocks = cpu_to_le64(p->data_blocks);
+	memcpy(sb.uuid, c->o->uuid, 16);
+	memcpy(sb.salt, c->o->salt, p->salt_size);
+	set_section(&sb, EXTVERITY_SECT_EXTENTS, &next,
+		    ev_div_round_up(ext_bytes, bs), c->map.n,
+		    sizeof(struct extverity_extent));
+	set_section(&sb, EXTVERITY_SECT_TREES, &next,
+		    ev_div_round_up(tree_bytes, bs), c->nr_trees,
+		    p->tree_entry_size);
+	set_section(&sb, EXTVERITY_SECT_FILES, &next,
+		    ev_div_round_up(files_len, bs),
+		    c->fs ? c->fs->nr_paths : 0, 0);
+	tops_start = next;
+	set_section(&sb, EXTVERITY_SECT_TOPS, &next,
+		    ev_div_round_up(tops_len, bs), 0, 0);
+	levels_start = next;
+	set_section(&sb, EXTVERITY_SECT_LEVELS, &next, lower, 0, 0);
+	sb.hash_blocks = cpu_to_le64(next);
+
+	out->len = next * bs;
+	out->buf = xzalloc(out->len);
+	buf = out->buf;
+	/* EXTENTS */
+	for (i = 0; i < c->map.n; i++) {
+		struct extverity_extent e = c->map.v[i];
+		struct extverity_extent *d = (void *)(buf + bs) + i * sizeof(e);
+
+		d->start = cpu_to_le64(e.start);
+		d->leaf = cpu_to_le64(e.leaf);
+		d->count = cpu_to_le32(e.count);
+		d->tree = cpu_to_le32(e.tree);
+		d->inode = cpu_to_le64(e.inode);
+	}
+	/* TREES, TOPS, LEVELS */
+	lv = levels_start;
+	for (i = 0; i < c->nr_trees; i++) {
+		const struct ev_tree *t = c->trees[i];
+		u64 off = le64_to_cpu(sb.sections[EXTVERITY_SECT_TREES]
+				      .start_block) * bs +
+			  i * p->tree_entry_size;
+		struct extverity_tree *r = (void *)(buf + off);
+
+		r->data_size = cpu_to_le64(t->data_size);
+		memcpy(r->root_hash, t->root, ds);
+		if (!t->g.num_levels)
+			continue;
+		r->top = cpu_to_le64(tops_start * bs + top_off[i]);
+		memcpy(buf + tops_start * bs + top_off[i],
+		       t->blocks + t->g.lower_blocks * bs, t->g.top_len);
+		if (t->g.lower_blocks) {
+			r->levels = cpu_to_le64(lv);
+			memcpy(buf + lv * bs, t->blocks,
+			       t->g.lower_blocks * bs);
+			lv += t->g.lower_blocks;
+		}
+	}
+	if (files_len)
+		memcpy(buf + le64_to_cpu(sb.sections[EXTVERITY_SECT_FILES]
+					 .start_block) * bs,
+		       files, files_len);
+	for (i = 0; i <= EXTVERITY_SECT_FILES; i++) {
+		struct extverity_section *s = &sb.sections[i];
+
+		if (s->nr_blocks)
+			ev_hash_plain(p->hash_algorithm,
+				      buf + le64_to_cpu(s->start_block) * bs,
+				      le64_to_cpu(s->nr_blocks) * bs,
+				      s->digest);
+	}
+	memcpy(buf, &sb, sizeof(sb));
+	ev_hash_plain(p->hash_algorithm, &sb, sizeof(sb), out->root);
+	out->hash_blocks = next;
+	out->extents = c->map.n;
+	out->trees = c->nr_trees;
+	out->files = c->fs ? c->fs->nr_paths : 0;
+	out->zero_blocks = c->zero_blocks;
+	free(files);
+	free(top_off);
+	return 0;
+}
+
+static void count_shared(struct ctx *c, struct ev_area_out *out)
+{
+	u32 *users = xcalloc(c->nr_trees, sizeof(*users));
+	size_t i;
+
+	for (i = 0; i < c->nr_inodes; i++)
+		users[c->tree_of[i]]++;
+	for (i = 1; i < c->nr_trees; i++)
+		if (users[i] > 1)
+			out->shared_trees++;
+	free(users);
+}
+
+int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
+		  struct ev_area_out *out)
+{
+	struct ctx c = { .o = o, .fs = fs };
+	size_t i;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	set_params(&c);
+	c.nr_inodes = fs ? fs->nr_inodes : 0;
+	if (fs) {
+		err = hash_files(&c, fd);
+		if (err)
+			goto out;
+		claim_blocks(&c);
+		qsort(c.owned, c.nr_owned, sizeof(*c.owned), cmp_owned);
+	}
+	order_trees(&c);
+	err = build_map(&c, fd);
+	if (err)
+		goto out;
+	count_shared(&c, out);
+	err = serialise(&c, out);
+out:
+	for (i = 0; c.itrees && i < c.nr_inodes; i++)
+		ev_tree_free(&c.itrees[i]);
+	ev_tree_free(&c.residual);
+	free(c.itrees);
+	free(c.owned);
+	free(c.tree_of);
+	free(c.order);
+	free(c.trees);
+	free(c.res_runs);
+	free(c.map.v);
+	return err;
+}

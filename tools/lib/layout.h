@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Turning a hashed filesystem into a hash area: tree order and dedup, the
+ * extent map, the FILES stream, packed tops and the superblock.
+ */
+#ifndef EXTVERITY_LAYOUT_H
+#define EXTVERITY_LAYOUT_H
+
+#include "ext4.h"
+
+/**
+ * struct ev_format_opts - what the user asked `format` for
+ * @hash_algorithm: EXTVERITY_HASH_*
+ * @log_blocksize: log2 of the block size
+ * @salt: salt bytes
+ * @salt_size: their number
+ * @uuid: the image's UUID
+ * @data_blocks: size of the data image in blocks
+ */
+struct ev_format_opts {
+	unsigned int hash_algorithm;
+	unsigned int log_blocksize;
+	u8 salt[EXTVERITY_MAX_SALT_SIZE];
+	u32 salt_size;
+	u8 uuid[16];
+	u64 data_blocks;
+};
+
+/**
+ * struct ev_area_out - a complete hash area, ready to be written
+ * @buf: hash_blocks blocks, superblock first
+ * @len: bytes of @buf
+ * @root: the root digest
+ * @files: FILES entries (paths)
+ * @trees: tree records
+ * @shared_trees: tree records used by more than one inode
+ * @extents: extent records
+ * @zero_blocks: data blocks in zero ranges
+ * @residual_blocks: data blocks covered by the residual tree
+ * @hash_blocks: blocks of the hash area
+ */
+struct ev_area_out {
+	u8 *buf;
+	size_t len;
+	u8 root[EXTVERITY_MAX_DIGEST_SIZE];
+	u64 files;
+	u64 trees;
+	u64 shared_trees;
+	u64 extents;
+	u64 zero_blocks;
+	u64 residual_blocks;
+	u64 hash_blocks;
+};
+
+/**
+ * ev_build_area() - hash an image and lay out its hash area
+ * @o: format options
+ * @fs: the filesystem read by ev_fs_read_ext4(), or NULL for a raw image
+ * @fd: the data image, read at physical block offsets
+ * @out: filled in
+ *
+ * Return: 0 or an exit code, with the error printed.
+ */
+int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
+		  struct ev_area_out *out);
+
+#endif /* EXTVERITY_LAYOUT_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Hashing many trees on all CPUs.  Threads only fill buffers that belong to
+ * one job each; everything that decides the output layout happens serially
+ * afterwards, so the hash area does not depend on thread timing.
+ */
+#ifndef EXTVERITY_PARALLEL_H
+#define EXTVERITY_PARALLEL_H
+
+#include "tree.h"
+
+/* Data blocks hashed by one job: small enough to spread a big file. */
+#define EV_CHUNK_BLOCKS	256
+
+/*
+ * One unit of work: hash data blocks [@first, @last) of @t, or, with
+ * @finish, compute @t's upper levels and root.
+ */
+struct ev_job {
+	struct ev_tree *t;
+	u64 first;
+	u64 last;
+	bool finish;
+};
+
+struct ev_jobs {
+	struct ev_job *v;
+	size_t n;
+	size_t cap;
+};
+
+/* Queue level-0 jobs covering all of @t's data blocks. */
+void ev_jobs_add_data(struct ev_jobs *j, struct ev_tree *t);
+/* Queue the job that completes @t once its data is hashed. */
+void ev_jobs_add_finish(struct ev_jobs *j, struct ev_tree *t);
+
+/**
+ * ev_jobs_run() - run and then empty a list of jobs on all CPUs
+ * @j: the jobs (data jobs and finish jobs must not be mixed for one tree)
+ * @p: format parameters
+ * @salt: the salt
+ * @fd: the data image
+ *
+ * Return: 0 or an exit code, with the error printed (a read error of any
+ * job).
+ */
+int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
+		const u8 *salt, int fd);
+
+#endif /* EXTVERITY_PARALLEL_H */

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Opening a hash area.  Nothing is parsed before it is authenticated: the
+ * superblock against the root digest (when one is given), the manifest
+ * sections against the superblock; then the shared validators decide
+ * whether the records are usable.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "hash.h"
+#include "read.h"
+
+const char *ev_section_name(unsigned int id)
+{
+	static const char *const names[] = {
+		"EXTENTS", "TREES", "FILES", "TOPS", "LEVELS",
+	};
+
+	return id < EV_ARRAY_SIZE(names) ? names[id] : "?";
+}
+
+int ev_area_open(struct ev_area *a, const char *path, u64 offset)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->path = path;
+	a->offset = offset;
+	a->fd = open(path, O_RDONLY);
+	if (a->fd < 0) {
+		ev_error("cannot open %s: %s", path, strerror(errno));
+		return EV_EIO;
+	}
+	err = ev_pread(a->fd, &a->sb, sizeof(a->sb), offset);
+	if (err == -EIO || (!err && memcmp(a->sb.magic, EXTVERITY_MAGIC,
+					   sizeof(a->sb.magic)))) {
+		ev_error("%s is not an extverity hash area (no superblock at "
+			 "offset %llu)", path, (unsigned long long)offset);
+		return EV_EUSAGE;
+	}
+	if (err) {
+		ev_error("cannot read %s: %s", path, strerror(-err));
+		return EV_EIO;
+	}
+	if (extverity_digest_size(a->sb.hash_algorithm))
+		ev_hash_plain(a->sb.hash_algorithm, &a->sb, sizeof(a->sb),
+			      a->root);
+	return 0;
+}
+
+void ev_area_close(struct ev_area *a)
+{
+	size_t i;
+
+	if (a->fd > 0)
+		close(a->fd);
+	for (i = 0; i < a->nr_files; i++)
+		free(a->files[i].path);
+	free(a->files);
+	free(a->files_raw);
+	free(a->extents);
+	free(a->trees);
+	free(a->geo);
+	memset(a, 0, sizeof(*a));
+}
+
+int ev_area_check_root(struct ev_area *a, const char *root_hex)
+{
+	u8 want[EXTVERITY_MAX_DIGEST_SIZE], got[EXTVERITY_MAX_DIGEST_SIZE];
+	size_t len;
+	unsigned int alg;
+
+	if (ev_hex2bin(root_hex, want, sizeof(want), &len) ||
+	    (len != 32 && len != 64)) {
+		ev_error("invalid root digest '%s' (expected 64 or 128 hex "
+			 "digits)", root_hex);
+		return EV_EUSAGE;
+	}
+	alg = len == 32 ? EXTVERITY_HASH_SHA256 : EXTVERITY_HASH_SHA512;
+	ev_hash_plain(alg, &a->sb, sizeof(a->sb), got);
+	if (memcmp(want, got, len) || a->sb.hash_algorithm != alg) {
+		ev_error("root digest does not match the superblock of %s",
+			 a->path);
+		return EV_EUSAGE;
+	}
+	return 0;
+}
+
+int ev_area_parse(struct ev_area *a)
+{
+	const char *why = NULL;
+
+	if (extverity_parse_superblock(&a->sb, &a->p, &why)) {
+		ev_error("invalid hash area in %s: %s", a->path, why);
+		return EV_EUSAGE;
+	}
+	return 0;
+}
+
+/* Read a digest-protected section; 1 when its digest does not match. */
+static int read_section(struct ev_area *a, unsigned int id, u8 **out)
+{
+	const struct extverity_section *s = &a->sb.sections[id];
+	u64 blocks = a->p.sect[id].nr_blocks;
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	size_t len = blocks << a->p.log_blocksize;
+	int err;
+
+	*out = NULL;
+	if (!blocks)
+		return 0;
+	*out = xmalloc(len);
+	err = ev_pread(a->fd, *out, len, a->offset +
+		       (a->p.sect[id].start_block << a->p.log_blocksize));
+	if (err) {
+		ev_error("cannot read section %s of %s: %s",
+			 ev_section_name(id), a->path, strerror(-err));
+		return -EV_EIO;
+	}
+	ev_hash_plain(a->p.hash_algorithm, *out, len, digest);
+	if (memcmp(digest, s->digest, a->p.digest_size)) {
+		ev_error("corrupted: manifest section %s", ev_section_name(id));
+		return 1;
+	}
+	return 0;
+}
+
+static int decode_files(struct ev_area *a)
+{
+	const u8 *s = a->files_raw;
+	size_t len = a->p.sect[EXTVERITY_SECT_FILES].nr_blocks <<
+		     a->p.log_blocksize;
+	u64 n = a->p.sect[EXTVERITY_SECT_FILES].nr_entries, i;
+	size_t pos = 0, prev_len = 0;
+	const char *prev = "";
+
+	if (n > len / sizeof(struct extverity_file))
+		goto bad;
+	a->files = xcalloc(n, sizeof(*a->files));
+	for (i = 0; i < n; i++) {
+		struct extverity_file f;
+		size_t pre, suf;
+		char *path;
+
+		if (len - pos < sizeof(f))
+			goto bad;
+		memcpy(&f, s + pos, sizeof(f));
+		pos += sizeof(f);
+		pre = le16_to_cpu(f.prefix_len);
+		suf = le16_to_cpu(f.suffix_len);
+		if (pre > prev_len || suf > len - pos ||
+		    le32_to_cpu(f.tree) >=
+		    a->p.sect[EXTVERITY_SECT_TREES].nr_entries)
+			goto bad;
+		path = xmalloc(pre + suf + 1);
+		memcpy(path, prev, pre);
+		memcpy(path + pre, s + pos, suf);
+		path[pre + suf] = '\0';
+		pos += suf;
+		a->files[i].path = path;
+		a->files[i].ino = le64_to_cpu(f.inode);
+		a->files[i].tree = le32_to_cpu(f.tree);
+		a->nr_files++;
+		prev = path;
+		prev_len = pre + suf;
+	}
+	return 0;
+bad:
+	ev_error("invalid hash area in %s: FILES section is malformed",
+		 a->path);
+	return EV_ECORRUPT;
+}
+
+int ev_area_load(struct ev_area *a)
+{
+	const struct extverity_params *p = &a->p;
+	u64 nr_trees = p->sect[EXTVERITY_SECT_TREES].nr_entries;
+	u64 nr_ext = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries;
+	u64 i, expect = 0;
+	const char *why;
+	int r, bad = 0;
+
+	r = read_section(a, EXTVERITY_SECT_EXTENTS, (u8 **)&a->extents);
+	if (r < 0)
+		return -r;
+	bad |= r;
+	r = read_section(a, EXTVERITY_SECT_TREES, &a->trees);
+	if (r < 0)
+		return -r;
+	bad |= r;
+	r = read_section(a, EXTVERITY_SECT_FILES, &a->files_raw);
+	if (r < 0)
+		return -r;
+	bad |= r;
+	if (bad)
+		return EV_ECORRUPT;
+	a->geo = xcalloc(nr_trees, sizeof(*a->geo));
+	for (i = 0; i < nr_trees; i++) {
+		if (extverity_check_tree(p, ev_area_tree(a, i), &a->geo[i],
+					 &why)) {
+			ev_error("invalid hash area in %s: tree %llu: %s",
+				 a->path, (unsigned long long)i, why);
+			return EV_ECORRUPT;
+		}
+	}
+	for (i = 0; i < nr_ext; i++) {
+		const struct extverity_extent *e = &a->extents[i];
+		u32 t = le32_to_cpu(e->tree);
+		u64 tb = t < nr_trees ? a->geo[t].data_blocks : 0;
+
+		if (extverity_check_extent(p, e, expect, nr_trees, tb, &why)) {
+			ev_error("invalid hash area in %s: extent %llu: %s",
+				 a->path, (unsigned long long)i, why);
+			return EV_ECORRUPT;
+		}
+		expect += le32_to_cpu(e->count);
+	}
+	if (expect != p->data_blocks) {
+		ev_error("invalid hash area in %s: extent map does not cover "
+			 "the data image", a->path);
+		return EV_ECORRUPT;
+	}
+	return decode_files(a);
+}
+
+const char *ev_area_path_of(const struct ev_area *a, u64 ino)
+{
+	size_t i;
+
+	/* Reports are rare and capped: a linear search is enough. */
+	for (i = 0; i < a->nr_files; i++)
+		if (a->files[i].ino == ino)
+			return a->files[i].path;
+	return NULL;
+}
+
+const struct ev_file_entry *ev_area_file_of_tree(const struct ev_area *a,
+						 u32 tree)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr_files; i++)
+		if (a->files[i].tree == tree)
+			return &a->files[i];
+	return NULL;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Opening an existing hash area: superblock, authentication, sections,
+ * validation with the shared format code, the FILES stream.
+ */
+#ifndef EXTVERITY_READ_H
+#define EXTVERITY_READ_H
+
+#include "dm-extverity-format.h"
+#include "util.h"
+
+/* One decoded FILES entry. */
+struct ev_file_entry {
+	char *path;
+	u64 ino;
+	u32 tree;
+};
+
+/**
+ * struct ev_area - an opened hash area
+ * @fd: the hash file
+ * @path: its name
+ * @offset: byte offset of the area in it
+ * @sb: the superblock as stored
+ * @p: its parameters, after ev_area_parse()
+ * @root: hash of the superblock with its own algorithm
+ * @extents: EXTENTS section (little-endian records)
+ * @trees: TREES section
+ * @geo: geometry of each tree
+ * @files_raw: FILES section
+ * @files: decoded FILES entries, in path order
+ * @nr_files: their number
+ */
+struct ev_area {
+	int fd;
+	const char *path;
+	u64 offset;
+	struct extverity_superblock sb;
+	struct extverity_params p;
+	u8 root[EXTVERITY_MAX_DIGEST_SIZE];
+	struct extverity_extent *extents;
+	u8 *trees;
+	struct extverity_geometry *geo;
+	u8 *files_raw;
+	struct ev_file_entry *files;
+	size_t nr_files;
+};
+
+/**
+ * ev_area_open() - open a hash area and read its superblock
+ * @a: filled in
+ * @path: file or device
+ * @offset: byte offset of the area
+ *
+ * Return: 0 or an exit code (EV_EIO, EV_EUSAGE for no extverity magic),
+ * with the error printed.
+ */
+int ev_area_open(struct ev_area *a, const char *path, u64 offset);
+void ev_area_close(struct ev_area *a);
+
+/**
+ * ev_area_check_root() - authenticate the superblock
+ * @a: the area
+ * @root_hex: the expected root digest, hex; its length picks the algorithm
+ *
+ * Return: 0 or EV_EUSAGE, with the error printed.
+ */
+int ev_area_check_root(struct ev_area *a, const char *root_hex);
+
+/* Validate the superblock; 0 or EV_EUSAGE with the error printed. */
+int ev_area_parse(struct ev_area *a);
+
+/**
+ * ev_area_load() - read, authenticate and validate the manifest sections
+ * @a: a parsed area
+ *
+ * Prints "corrupted: manifest section X" for a section whose digest does
+ * not match.
+ *
+ * Return: 0, EV_ECORRUPT (bad digest or inconsistent records) or EV_EIO.
+ */
+int ev_area_load(struct ev_area *a);
+
+static inline const struct extverity_tree *
+ev_area_tree(const struct ev_area *a, u64 i)
+{
+	return (const void *)(a->trees + i * a->p.tree_entry_size);
+}
+
+/* The first path of inode @ino, or NULL. */
+const char *ev_area_path_of(const struct ev_area *a, u64 ino);
+/* The first FILES entry that uses tree @tree, or NULL. */
+const struct ev_file_entry *ev_area_file_of_tree(const struct ev_area *a,
+						 u32 tree);
+/* Section name for messages. */
+const char *ev_section_name(unsigned int id);
+
+#endif /* EXTVERITY_READ_H */

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Userspace verification of a whole image: each tree's stored hash blocks
+ * are checked from its authenticated root down, then every data block of
+ * every file or residual extent against its leaf digest, so a report can
+ * name exactly what is damaged.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hash.h"
+#include "verify.h"
+
+struct vctx {
+	struct ev_area *a;
+	struct ev_hasher h;
+	int data_fd;
+	u64 reports;
+	u8 *blocks;		/* current tree: lower levels then top */
+	u8 *buf;		/* one chunk of data blocks */
+	u64 *bad_tops;		/* TOPS blocks whose tops do not match */
+	u32 **bad_top_trees;
+	size_t *bad_top_n;
+	size_t nr_bad_tops;
+};
+
+#define CHUNK	256
+
+static __printf(2, 3) void report(struct vctx *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->reports++ >= EV_MAX_REPORTS)
+		return;
+	va_start(ap, fmt);
+	fputs("extverity: corrupted: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void tree_name(struct vctx *v, u32 tree, char *out, size_t len)
+{
+	const struct ev_file_entry *f;
+
+	if (tree == EXTVERITY_TREE_RESIDUAL) {
+		snprintf(out, len, "metadata");
+		return;
+	}
+	f = ev_area_file_of_tree(v->a, tree);
+	if (f)
+		snprintf(out, len, "%s (inode %" PRIu64 ")", f->path, f->ino);
+	else
+		snprintf(out, len, "tree %u", tree);
+}
+
+static void note_bad_top(struct vctx *v, u64 block, u32 tree)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr_bad_tops && v->bad_tops[i] != block; i++)
+		;
+	if (i == v->nr_bad_tops) {
+		v->bad_tops = xrealloc(v->bad_tops, (i + 1) * sizeof(u64));
+		v->bad_top_trees = xrealloc(v->bad_top_trees,
+					    (i + 1) * sizeof(u32 *));
+		v->bad_top_n = xrealloc(v->bad_top_n,
+					(i + 1) * sizeof(size_t));
+		v->bad_tops[i] = block;
+		v->bad_top_trees[i] = NULL;
+		v->bad_top_n[i] = 0;
+		v->nr_bad_tops++;
+	}
+	v->bad_top_trees[i] = xrealloc(v->bad_top_trees[i],
+				       (v->bad_top_n[i] + 1) * sizeof(u32));
+	v->bad_top_trees[i][v->bad_top_n[i]++] = tree;
+}
+
+static void print_bad_tops(struct vctx *v)
+{
+	size_t i, k;
+
+	for (i = 0; i < v->nr_bad_tops; i++) {
+		char names[512] = "", one[256];
+		size_t used = 0;
+
+		for (k = 0; k < v->bad_top_n[i]; k++) {
+			const char *sep = k ? ", " : "";
+			u32 t = v->bad_top_trees[i][k];
+			const struct ev_file_entry *f =
+				t ? ev_area_file_of_tree(v->a, t) : NULL;
+
+			if (t == 0)
+				snprintf(one, sizeof(one), "%smetadata", sep);
+			else if (f)
+				snprintf(one, sizeof(one), "%s%s", sep,
+					 f->path);
+			else
+				snprintf(one, sizeof(one), "%stree %u", sep,
+					 v->bad_top_trees[i][k]);
+			if (used + strlen(one) + 5 >= sizeof(names)) {
+				strcat(names, ", ...");
+				break;
+			}
+			strcat(names, one);
+			used += strlen(one);
+		}
+		report(v, "packed top hash block %" PRIu64 " (trees of %s)",
+		       v->bad_tops[i], names);
+		free(v->bad_top_trees[i]);
+	}
+}
+
+/*
+ * Load tree @i's hash blocks and check them from the root down.  Returns
+ * true when every stored level is authentic, so its leaves can be trusted.
+ */
+static bool check_tree(struct vctx *v, u32 i, int *ioerr)
+{
+	const struct extverity_params *p = &v->a->p;
+	const struct extverity_tree *t = ev_area_tree(v->a, i);
+	const struct extverity_geometry *g = &v->a->geo[i];
+	u32 bs = p->block_size, ds = p->digest_size;
+	u64 top = le64_to_cpu(t->top), count[EXTVERITY_MAX_LEVELS];
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE], *top_blk;
+	bool ok = true;
+	char name[300];
+	int l, err;
+	u64 j;
+
+	free(v->blocks);
+	v->blocks = NULL;
+	if (!g->num_levels)
+		return true;
+	v->blocks = xcalloc(g->lower_blocks + 1, bs);
+	top_blk = v->blocks + g->lower_blocks * bs;
+	err = ev_pread(v->a->fd, top_blk, g->top_len, v->a->offset + top);
+	if (!err && g->lower_blocks)
+		err = ev_pread(v->a->fd, v->blocks, g->lower_blocks * bs,
+			       v->a->offset +
+			       (le64_to_cpu(t->levels) << p->log_blocksize));
+	if (err) {
+		ev_error("cannot read the hash blocks of %s: %s",
+			 v->a->path, strerror(-err));
+		*ioerr = EV_EIO;
+		return false;
+	}
+	ev_hash_block(&v->h, top_blk, digest);
+	if (memcmp(digest, t->root_hash, ds)) {
+		note_bad_top(v, top >> p->log_blocksize, i);
+		return false;
+	}
+	count[0] = ev_div_round_up(g->data_blocks, bs / ds);
+	for (l = 1; l < (int)g->num_levels; l++)
+		count[l] = ev_div_round_up(count[l - 1], bs / ds);
+	tree_name(v, i, name, sizeof(name));
+	for (l = g->num_levels - 2; l >= 0; l--) {
+		const u8 *lv = v->blocks + g->level_start[l] * bs;
+		const u8 *up = l + 1 == (int)g->num_levels - 1 ? top_blk :
+			       v->blocks + g->level_start[l + 1] * bs;
+		bool level_ok = true;
+
+		for (j = 0; j < count[l]; j++) {
+			ev_hash_block(&v->h, lv + j * bs, digest);
+			if (memcmp(digest, up + j * ds, ds))
+				level_ok = false;
+		}
+		if (!level_ok) {
+			report(v, "hash tree of %s level %d", name, l);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static const u8 *leaf_digest(struct vctx *v, u32 tree, u64 leaf)
+{
+	const struct extverity_geometry *g = &v->a->geo[tree];
+	u32 bs = v->a->p.block_size, ds = v->a->p.digest_size;
+
+	if (!g->num_levels)
+		return ev_area_tree(v->a, tree)->root_hash;
+	if (g->num_levels == 1)
+		return v->blocks + g->lower_blocks * bs + leaf * ds;
+	return v->blocks + g->level_start[0] * bs + leaf * ds;
+}
+
+/* Check the data blocks of one extent against tree @tree's leaves. */
+static int check_extent(struct vctx *v, const struct extverity_extent *e)
+{
+	const struct extverity_params *p = &v->a->p;
+	u32 tree = le32_to_cpu(e->tree), bs = p->block_size;
+	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
+	u64 count = le32_to_cpu(e->count), ino = le64_to_cpu(e->inode);
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	u64 done, k;
+
+	for (done = 0; done < count; done += k) {
+		u64 n = count - done > CHUNK ? CHUNK : count - done;
+		int err = ev_pread(v->data_fd, v->buf, n * bs,
+				   (start + done) * bs);
+
+		if (err) {
+			ev_error("cannot read the data image: %s",
+				 strerror(-err));
+			return EV_EIO;
+		}
+		for (k = 0; k < n; k++) {
+			u64 blk = start + done + k, lf = leaf + done + k;
+			const char *path;
+
+			ev_hash_block(&v->h, v->buf + k * bs, digest);
+			if (!memcmp(digest, leaf_digest(v, tree, lf),
+				    p->digest_size))
+				continue;
+			if (tree == EXTVERITY_TREE_RESIDUAL) {
+				report(v, "metadata block %" PRIu64, blk);
+				continue;
+			}
+			path = ev_area_path_of(v->a, ino);
+			report(v, "file %s (inode %" PRIu64 ") at offset %"
+			       PRIu64 " (data block %" PRIu64 ")",
+			       path ? path : "?", ino, lf * bs, blk);
+		}
+	}
+	return 0;
+}
+
+static const struct extverity_extent *g_ext;
+
+static int cmp_by_tree(const void *x, const void *y)
+{
+	u64 a = *(const u64 *)x, b = *(const u64 *)y;
+	u32 ta = le32_to_cpu(g_ext[a].tree), tb = le32_to_cpu(g_ext[b].tree);
+
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+int ev_verify(struct ev_area *a, const char *image)
+{
+	const struct extverity_params *p = &a->p;
+	u64 nr_ext = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries;
+	u64 nr_trees = p->sect[EXTVERITY_SECT_TREES].nr_entries;
+	struct vctx v = { .a = a };
+	struct stat st;
+	u64 *order, i, t;
+	int err = 0;
+
+	v.data_fd = open(image, O_RDONLY);
+	if (v.data_fd < 0 || fstat(v.data_fd, &st)) {
+		ev_error("cannot open %s: %s", image, strerror(errno));
+		return EV_EIO;
+	}
+	if (S_ISREG(st.st_mode) &&
+	    (u64)st.st_size < p->data_blocks << p->log_blocksize) {
+		ev_error("%s is smaller than the %llu blocks the hash area "
+			 "describes", image,
+			 (unsigned long long)p->data_blocks);
+		close(v.data_fd);
+		return EV_EUSAGE;
+	}
+	err = ev_hasher_init(&v.h, p->hash_algorithm, a->sb.salt,
+			     p->salt_size, p->block_size);
+	if (err) {
+		close(v.data_fd);
+		return err;
+	}
+	v.buf = xmalloc((size_t)CHUNK * p->block_size);
+	/* Group the extents by tree so each tree is loaded once. */
+	order = xcalloc(nr_ext, sizeof(*order));
+	for (i = 0; i < nr_ext; i++)
+		order[i] = i;
+	g_ext = a->extents;
+	qsort(order, nr_ext, sizeof(*order), cmp_by_tree);
+	i = 0;
+	for (t = 0; t < nr_trees && !err; t++) {
+		bool ok = check_tree(&v, t, &err);
+
+		for (; i < nr_ext; i++) {
+			const struct extverity_extent *e = &a->extents[order[i]];
+
+			if (le32_to_cpu(e->tree) != t)
+				break;
+			if (ok && !err)
+				err = check_extent(&v, e);
+		}
+	}
+	print_bad_tops(&v);
+	if (v.reports > EV_MAX_REPORTS)
+		ev_error("... and %llu more corrupted items",
+			 (unsigned long long)(v.reports - EV_MAX_REPORTS));
+	if (!err && v.reports)
+		err = EV_ECORRUPT;
+	free(order);
+	free(v.buf);
+	free(v.blocks);
+	free(v.bad_tops);
+	free(v.bad_top_trees);
+	free(v.bad_top_n);
+	ev_hasher_free(&v.h);
+	close(v.data_fd);
+	return err;
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * extverity dump: the parameters and counts of a hash area, or with --files
+ * every file's fs-verity digest in `fsverity digest` format.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "extverity.h"
+#include "fsverity_digest.h"
+#include "read.h"
+
+enum { OPT_FILES = 256, OPT_JSON, OPT_OFFSET };
+
+static const struct option longopts[] = {
+	{ "files", no_argument, NULL, OPT_FILES },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "hash-offset", required_argument, NULL, OPT_OFFSET },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct counts {
+	u64 shared_trees;
+	u64 zero_blocks;
+	u64 residual_blocks;
+};
+
+static int cmp_u64_pair(const void *x, const void *y)
+{
+	const u64 *a = x, *b = y;
+
+	if (a[0] != b[0])
+		return a[0] < b[0] ? -1 : 1;
+	return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+static void count(const struct ev_area *a, struct counts *c)
+{
+	u64 n = a->p.sect[EXTVERITY_SECT_EXTENTS].nr_entries, i;
+	u64 *pairs = xcalloc(a->nr_files + 1, 2 * sizeof(u64));
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < n; i++) {
+		u32 t = le32_to_cpu(a->extents[i].tree);
+		u32 cnt = le32_to_cpu(a->extents[i].count);
+
+		if (t == EXTVERITY_TREE_ZERO)
+			c->zero_blocks += cnt;
+		else if (t == EXTVERITY_TREE_RESIDUAL)
+			c->residual_blocks += cnt;
+	}
+	/* A shared tree is one whose FILES entries name several inodes. */
+	for (i = 0; i < a->nr_files; i++) {
+		pairs[2 * i] = a->files[i].tree;
+		pairs[2 * i + 1] = a->files[i].ino;
+	}
+	qsort(pairs, a->nr_files, 2 * sizeof(u64), cmp_u64_pair);
+	for (i = 1; i < a->nr_files; i++) {
+		if (pairs[2 * i] != pairs[2 * i - 2] ||
+		    pairs[2 * i + 1] == pairs[2 * i - 1])
+			continue;
+		/* Second distinct inode of this tree: count it once. */
+		if (i < 2 || pairs[2 * i - 4] != pairs[2 * i] ||
+		    pairs[2 * i - 3] == pairs[2 * i - 1])
+			c->shared_trees++;
+	}
+	free(pairs);
+}
+
+static void print_files(const struct ev_area *a)
+{
+	const struct extverity_params *p = &a->p;
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	char hex[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	size_t i;
+
+	for (i = 0; i < a->nr_files; i++) {
+		const struct extverity_tree *t =
+			ev_area_tree(a, a->files[i].tree);
+
+		ev_fsverity_digest(p->hash_algorithm, p->log_blocksize,
+				   a->sb.salt, p->salt_size,
+				   le64_to_cpu(t->data_size), t->root_hash,
+				   digest);
+		ev_bin2hex(digest, p->digest_size, hex);
+		printf("%s:%s %s\n", extverity_hash_name(p->hash_algorithm),
+		       hex, a->files[i].path);
+	}
+}
+
+static void print_params(const struct ev_area *a, bool json)
+{
+	const struct extverity_params *p = &a->p;
+	char root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	char salt[2 * EXTVERITY_MAX_SALT_SIZE + 1];
+	char uuid[37];
+	struct counts c;
+	u64 trees = p->sect[EXTVERITY_SECT_TREES].nr_entries;
+	u64 extents = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries;
+
+	count(a, &c);
+	ev_bin2hex(a->root, p->digest_size, root);
+	ev_bin2hex(a->sb.salt, p->salt_size, salt);
+	ev_format_uuid(a->sb.uuid, uuid);
+	if (json) {
+		printf("{\"root_digest\": \"%s\", \"hash_algorithm\": \"%s\", "
+		       "\"data_block_size\": %u, \"data_blocks\": %" PRIu64
+		       ", \"hash_offset\": %" PRIu64 ", \"hash_blocks\": %"
+		       PRIu64 ", \"hash_bytes\": %" PRIu64 ", \"salt\": "
+		       "\"%s\", \"uuid\": \"%s\", \"files\": %zu, \"trees\": %"
+		       PRIu64 ", \"shared_trees\": %" PRIu64 ", \"extents\": %"
+		       PRIu64 ", \"zero_blocks\": %" PRIu64
+		       ", \"residual_blocks\": %" PRIu64 "}\n",
+		       root, extverity_hash_name(p->hash_algorithm),
+		       p->block_size, p->data_blocks, a->offset,
+		       p->hash_blocks, p->hash_blocks << p->log_blocksize,
+		       salt, uuid, a->nr_files, trees, c.shared_trees, extents,
+		       c.zero_blocks, c.residual_blocks);
+		return;
+	}
+	printf("extverity hash area of %s\n", a->path);
+	printf("Format version:     %u\n", le32_to_cpu(a->sb.version));
+	printf("UUID:               %s\n", uuid);
+	printf("Hash algorithm:     %s\n", extverity_hash_name(p->hash_algorithm));
+	printf("Data block size:    %u\n", p->block_size);
+	printf("Data blocks:        %" PRIu64 "\n", p->data_blocks);
+	printf("Hash offset:        %" PRIu64 "\n", a->offset);
+	printf("Hash blocks:        %" PRIu64 "\n", p->hash_blocks);
+	printf("Hash bytes:         %" PRIu64 "\n",
+	       p->hash_blocks << p->log_blocksize);
+	printf("Salt:               %s\n", p->salt_size ? salt : "-");
+	printf("Files:              %zu\n", a->nr_files);
+	printf("Trees:              %" PRIu64 "\n", trees);
+	printf("Shared trees:       %" PRIu64 "\n", c.shared_trees);
+	printf("Extents:            %" PRIu64 "\n", extents);
+	printf("Zero blocks:        %" PRIu64 "\n", c.zero_blocks);
+	printf("Residual blocks:    %" PRIu64 "\n", c.residual_blocks);
+	printf("Root digest:        %s\n", root);
+}
+
+int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
+{
+	bool files = false, json = false, seen[3] = { false };
+	struct ev_area a;
+	u64 offset = 0;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c < OPT_FILES)
+			return ev_usage_error(cmd);
+		if (!ev_once(&seen[c - OPT_FILES],
+			     longopts[c - OPT_FILES].name))
+			return EV_EUSAGE;
+		if (c == OPT_FILES)
+			files = true;
+		else if (c == OPT_JSON)
+			json = true;
+		else if (!ev_parse_offset(optarg, &offset))
+			return EV_EUSAGE;
+	}
+	if (argc - optind != 1)
+		return ev_usage_error(cmd);
+	err = ev_area_open(&a, argv[optind], offset);
+	if (!err)
+		err = ev_area_parse(&a);
+	if (!err)
+		err = ev_area_load(&a);
+	if (!err) {
+		if (files)
+			print_files(&a);
+		else
+			print_params(&a, json);
+	}
+	ev_area_close(&a);
+	return err;
+}

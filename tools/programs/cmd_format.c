@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * extverity format: hash an image and write its hash area.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "extverity.h"
+#include "layout.h"
+#include "write.h"
+
+enum {
+	OPT_HASH = 256, OPT_BLOCK_SIZE, OPT_SALT, OPT_UUID, OPT_OFFSET,
+	OPT_FS, OPT_JSON,
+};
+
+static const struct option longopts[] = {
+	{ "hash", required_argument, NULL, OPT_HASH },
+	{ "data-block-size", required_argument, NULL, OPT_BLOCK_SIZE },
+	{ "salt", required_argument, NULL, OPT_SALT },
+	{ "uuid", required_argument, NULL, OPT_UUID },
+	{ "hash-offset", required_argument, NULL, OPT_OFFSET },
+	{ "fs", required_argument, NULL, OPT_FS },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+enum fs_mode { FS_AUTO, FS_EXT4, FS_RAW };
+
+/* Size of a regular file or block device; 0 or an exit code. */
+static int data_size_of(int fd, const char *path, u64 *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		ev_error("cannot stat %s: %s", path, strerror(errno));
+		return EV_EIO;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, size)) {
+			ev_error("cannot get the size of %s: %s", path,
+				 strerror(errno));
+			return EV_EIO;
+		}
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ev_error("%s is not a regular file or block device", path);
+		return EV_EUSAGE;
+	}
+	*size = st.st_size;
+	return 0;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+static void print_result(const struct ev_format_opts *o,
+			 const struct ev_area_out *r, u64 offset, bool json)
+{
+	u32 bs = 1U << o->log_blocksize;
+	u32 ds = extverity_digest_size(o->hash_algorithm);
+	char root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	char salt[2 * EXTVERITY_MAX_SALT_SIZE + 1];
+	char uuid[37];
+
+	ev_bin2hex(r->root, ds, root);
+	ev_bin2hex(o->salt, o->salt_size, salt);
+	ev_format_uuid(o->uuid, uuid);
+	if (json) {
+		printf("{\"root_digest\": \"%s\", \"hash_algorithm\": \"%s\", "
+		       "\"data_block_size\": %u, \"data_blocks\": %" PRIu64
+		       ", \"hash_offset\": %" PRIu64 ", \"hash_blocks\": %"
+		       PRIu64 ", \"hash_bytes\": %" PRIu64 ", \"salt\": "
+		       "\"%s\", \"uuid\": \"%s\", \"files\": %" PRIu64
+		       ", \"trees\": %" PRIu64 ", \"shared_trees\": %" PRIu64
+		       ", \"extents\": %" PRIu64 ", \"zero_blocks\": %" PRIu64
+		       ", \"residual_blocks\": %" PRIu64 "}\n",
+		       root, extverity_hash_name(o->hash_algorithm), bs,
+		       o->data_blocks, offset, r->hash_blocks,
+		       r->hash_blocks * bs, salt, uuid, r->files, r->trees,
+		       r->shared_trees, r->extents, r->zero_blocks,
+		       r->residual_blocks);
+		return;
+	}
+	printf("UUID:               %s\n", uuid);
+	printf("Hash algorithm:     %s\n", extverity_hash_name(o->hash_algorithm));
+	printf("Data block size:    %u\n", bs);
+	printf("Data blocks:        %" PRIu64 "\n", o->data_blocks);
+	printf("Hash offset:        %" PRIu64 "\n", offset);
+	printf("Hash blocks:        %" PRIu64 "\n", r->hash_blocks);
+	printf("Hash bytes:         %" PRIu64 "\n", r->hash_blocks * bs);
+	printf("Salt:               %s\n", o->salt_size ? salt : "-");
+	printf("Files:              %" PRIu64 "\n", r->files);
+	printf("Trees:              %" PRIu64 "\n", r->trees);
+	printf("Shared trees:       %" PRIu64 "\n", r->shared_trees);
+	printf("Extents:            %" PRIu64 "\n", r->extents);
+	printf("Zero blocks:        %" PRIu64 "\n", r->zero_blocks);
+	printf("Residual blocks:    %" PRIu64 "\n", r->residual_blocks);
+	printf("Root digest:        %s\n", root);
+}
+
+/* Parse the options into @o; 0 or an exit code. */
+static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
+		      struct ev_format_opts *o, u64 *offset,
+		      enum fs_mode *fs, bool *json)
+{
+	bool seen[8] = { false }, have_salt = false, have_uuid = false;
+	const char *salt_arg = NULL;
+	u32 bs = 4096;
+	size_t len;
+	int c;
+
+	o->hash_algorithm = EXTVERITY_HASH_SHA256;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c < OPT_HASH)
+			return ev_usage_error(cmd);
+		if (!ev_once(&seen[c - OPT_HASH],
+			     longopts[c - OPT_HASH].name))
+			return EV_EUSAGE;
+		switch (c) {
+		case OPT_HASH:
+			o->hash_algorithm = extverity_hash_by_name(optarg);
+			if (!o->hash_algorithm) {
+				ev_error("unknown hash algorithm '%s' (use "
+					 "sha256 or sha512)", optarg);
+				return EV_EUSAGE;
+			}
+			break;
+		case OPT_BLOCK_SIZE: {
+			u64 v;
+
+			if (ev_parse_u64(optarg, &v) ||
+			    (v != 1024 && v != 2048 && v != 4096)) {
+				ev_error("invalid --data-block-size '%s' (1024, "
+					 "2048 or 4096)", optarg);
+				return EV_EUSAGE;
+			}
+			bs = v;
+			break;
+		}
+		case OPT_SALT:
+			salt_arg = optarg;
+			have_salt = true;
+			break;
+		case OPT_UUID:
+			if (ev_parse_uuid(optarg, o->uuid)) {
+				ev_error("invalid --uuid '%s' (expected "
+					 "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
+					 optarg);
+				return EV_EUSAGE;
+			}
+			have_uuid = true;
+			break;
+		case OPT_OFFSET:
+			if (!ev_parse_offset(optarg, offset))
+				return EV_EUSAGE;
+			break;
+		case OPT_FS:
+			if (!strcmp(optarg, "auto")) {
+				*fs = FS_AUTO;
+			} else if (!strcmp(optarg, "ext4")) {
+				*fs = FS_EXT4;
+			} else if (!strcmp(optarg, "raw")) {
+				*fs = FS_RAW;
+			} else {
+				ev_error("invalid --fs '%s' (auto, ext4 or raw)",
+					 optarg);
+				return EV_EUSAGE;
+			}
+			break;
+		case OPT_JSON:
+			*json = true;
+			break;
+		}
+	}
+	if (argc - optind != 2)
+		return ev_usage_error(cmd);
+	o->log_blocksize = bs == 1024 ? 10 : bs == 2048 ? 11 : 12;
+	if (*offset % bs) {
+		ev_error("--hash-offset %" PRIu64 " is not a multiple of the "
+			 "block size %u", *offset, bs);
+		return EV_EUSAGE;
+	}
+	if (have_salt && strcmp(salt_arg, "-") && *salt_arg) {
+		if (ev_hex2bin(salt_arg, o->salt, EXTVERITY_MAX_SALT_SIZE,
+			       &len)) {
+			ev_error("invalid --salt '%s' (an even number of hex "
+				 "digits, at most %d bytes, or -)", salt_arg,
+				 EXTVERITY_MAX_SALT_SIZE);
+			return EV_EUSAGE;
+		}
+		o->salt_size = len;
+	} else if (!have_salt) {
+		o->salt_size = EXTVERITY_MAX_SALT_SIZE;
+		if (ev_random(o->salt, o->salt_size)) {
+			ev_error("cannot get random bytes: %s",
+				 strerror(errno));
+			return EV_EIO;
+		}
+	}
+	if (!have_uuid) {
+		if (ev_random(o->uuid, 16)) {
+			ev_error("cannot get random bytes: %s",
+				 strerror(errno));
+			return EV_EIO;
+		}
+		o->uuid[6] = (o->uuid[6] & 0x0f) | 0x40;	/* version 4 */
+		o->uuid[8] = (o->uuid[8] & 0x3f) | 0x80;
+	}
+	return 0;
+}
+
+int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
+{
+	struct ev_format_opts o;
+	struct ev_area_out r;
+	struct ev_fs fs;
+	enum fs_mode mode = FS_AUTO;
+	u64 offset = 0, size;
+	bool json = false, same;
+	const char *image, *hashfile;
+	u32 bs;
+	int fd, err;
+
+	memset(&o, 0, sizeof(o));
+	memset(&fs, 0, sizeof(fs));
+	memset(&r, 0, sizeof(r));
+	err = parse_opts(cmd, argc, argv, &o, &offset, &mode, &json);
+	if (err)
+		return err;
+	image = argv[optind];
+	hashfile = argv[optind + 1];
+	bs = 1U << o.log_blocksize;
+	fd = open(image, O_RDONLY);
+	if (fd < 0) {
+		ev_error("cannot open %s: %s", image, strerror(errno));
+		return EV_EIO;
+	}
+	err = data_size_of(fd, image, &size);
+	if (err)
+		goto out;
+	same = same_file(image, hashfile);
+	err = EV_EUSAGE;
+	if (same) {
+		if (!offset) {
+			ev_error("%s is the image itself: give --hash-offset "
+				 "to append the hash area", hashfile);
+			goto out;
+		}
+		if (offset > size) {
+			ev_error("--hash-offset %" PRIu64 " is past the end of "
+				 "%s", offset, image);
+			goto out;
+		}
+		size = offset;
+	} else if (size % bs) {
+		ev_error("size of %s (%" PRIu64 " bytes) is not a multiple of "
+			 "the block size %u", image, size, bs);
+		goto out;
+	}
+	o.data_blocks = size / bs;
+	if (!o.data_blocks) {
+		ev_error("%s holds no data", image);
+		goto out;
+	}
+	if (o.data_blocks > EXTVERITY_MAX_DATA_BLOCKS) {
+		ev_error("%s is too large", image);
+		goto out;
+	}
+	if (mode != FS_RAW) {
+		err = ev_fs_read_ext4(image, o.data_blocks, bs, &fs,
+				      mode == FS_AUTO);
+		if (err)
+			goto out;
+	}
+	err = ev_build_area(&o, mode == FS_RAW ? NULL : &fs, fd, &r);
+	if (err)
+		goto out;
+	err = ev_write_area(hashfile, offset, r.buf, r.len);
+	if (err)
+		goto out;
+	print_result(&o, &r, offset, json);
+out:
+	free(r.buf);
+	ev_fs_free(&fs);
+	close(fd);
+	return err;
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * extverity: build and check the hash area of the extverity device-mapper
+ * target.  This file dispatches to one cmd_<verb>.c per command.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extverity.h"
+
+static const struct ev_command commands[] = {
+	{ "format", ev_cmd_format,
+	  "Hash a filesystem image and write its hash area",
+	  "    extverity format [--hash=sha256|sha512] [--data-block-size=N]\n"
+	  "                     [--salt=HEX|-] [--uuid=UUID] [--hash-offset=BYTES]\n"
+	  "                     [--fs=auto|ext4|raw] [--json] IMAGE HASHFILE\n" },
+	{ "dump", ev_cmd_dump,
+	  "Show the parameters of a hash area, or its files' fs-verity digests",
+	  "    extverity dump [--files] [--json] [--hash-offset=BYTES] HASHFILE\n" },
+	{ "verify", ev_cmd_verify,
+	  "Check a whole image against its hash area",
+	  "    extverity verify [--hash-offset=BYTES] IMAGE HASHFILE ROOT_DIGEST\n" },
+	{ "table", ev_cmd_table,
+	  "Print the device-mapper table line",
+	  "    extverity table [--hash-offset=BYTES]\n"
+	  "                    [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
+	  "                    [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
+	  "                    DATA_DEV HASH_DEV ROOT_DIGEST\n" },
+};
+
+void ev_usage(const struct ev_command *cmd, FILE *fp)
+{
+	fprintf(fp, "Usage:\n%s", cmd->usage);
+}
+
+int ev_usage_error(const struct ev_command *cmd)
+{
+	ev_error("%s: unknown option or wrong number of arguments",
+		 cmd->name);
+	ev_usage(cmd, stderr);
+	return EV_EUSAGE;
+}
+
+bool ev_once(bool *seen, const char *opt)
+{
+	if (*seen) {
+		ev_error("option --%s given more than once", opt);
+		return false;
+	}
+	*seen = true;
+	return true;
+}
+
+bool ev_parse_offset(const char *arg, u64 *off)
+{
+	if (ev_parse_u64(arg, off)) {
+		ev_error("invalid --hash-offset '%s' (a byte count)", arg);
+		return false;
+	}
+	return true;
+}
+
+static void usage_all(FILE *fp)
+{
+	size_t i;
+
+	fputs("Usage: extverity COMMAND [OPTION...] ARG...\n\nCommands:\n", fp);
+	for (i = 0; i < EV_ARRAY_SIZE(commands); i++)
+		fprintf(fp, "  %-8s %s\n", commands[i].name,
+			commands[i].short_desc);
+	fputs("\n", fp);
+	for (i = 0; i < EV_ARRAY_SIZE(commands); i++)
+		fputs(commands[i].usage, fp);
+	fputs("\nOther: extverity --help | --version | COMMAND --help\n"
+	      "Exit codes: 0 ok, 1 usage or root digest mismatch, 2 corruption "
+	      "found,\n3 out of memory, 4 I/O error, 5 busy.\n", fp);
+}
+
+int main(int argc, char *argv[])
+{
+	size_t i;
+	int k;
+
+	opterr = 0;	/* our own messages start with "extverity: " */
+	if (argc < 2) {
+		usage_all(stderr);
+		return EV_EUSAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage_all(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("extverity %s (on-disk format 1)\n", EXTVERITY_VERSION);
+		return 0;
+	}
+	for (i = 0; i < EV_ARRAY_SIZE(commands); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		for (k = 2; k < argc && strcmp(argv[k], "--"); k++) {
+			if (!strcmp(argv[k], "--help")) {
+				ev_usage(&commands[i], stdout);
+				return 0;
+			}
+		}
+		return commands[i].func(&commands[i], argc - 1, argv + 1);
+	}
+	ev_error("unknown command '%s'", argv[1]);
+	usage_all(stderr);
+	return EV_EUSAGE;
+}

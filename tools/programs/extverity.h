@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The extverity command-line tool: commands and their shared helpers. */
+#ifndef EXTVERITY_PROGRAM_H
+#define EXTVERITY_PROGRAM_H
+
+#include <stdio.h>
+#include "util.h"
+
+struct ev_command;
+
+/* Each command returns its exit code. */
+int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[]);
+int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[]);
+int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[]);
+int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[]);
+
+/**
+ * struct ev_command - one entry of the dispatcher table
+ * @name: the verb
+ * @func: its implementation
+ * @short_desc: one line for the global help
+ * @usage: its synopsis
+ */
+struct ev_command {
+	const char *name;
+	int (*func)(const struct ev_command *cmd, int argc, char *argv[]);
+	const char *short_desc;
+	const char *usage;
+};
+
+/* Print @cmd's usage to @fp. */
+void ev_usage(const struct ev_command *cmd, FILE *fp);
+/* Print usage to stderr and return EV_EUSAGE. */
+int ev_usage_error(const struct ev_command *cmd);
+/* Reject an option given twice; returns false after printing an error. */
+bool ev_once(bool *seen, const char *opt);
+/* Parse --hash-offset; false after printing an error. */
+bool ev_parse_offset(const char *arg, u64 *off);
+
+#endif /* EXTVERITY_PROGRAM_H */
