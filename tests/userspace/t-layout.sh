@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Determinism, --hash-offset (appended and separate file), --fs=raw.
+. "$TOPDIR/tests/userspace/common.sh"
+W=$WORKDIR
+MKIMAGE_NO_BIG=1 mkimg "$W/i" 4096
+img=$W/i/image.ext4
+u=12345678-1234-5678-9abc-def012345678
+"$EXTVERITY" format --salt=aabb --uuid=$u "$img" "$W/h1" >/dev/null 2>&1
+"$EXTVERITY" format --salt=aabb --uuid=$u "$img" "$W/h2" >/dev/null 2>&1
+check "same salt+uuid gives byte-identical hash file" cmp -s "$W/h1" "$W/h2"
+"$EXTVERITY" format "$img" "$W/h3" >/dev/null 2>&1
+check "default random salt differs" bash -c "! cmp -s '$W/h1' '$W/h3'"
+
+# Appended to the image itself.
+isz=$(stat -c %s "$img")
+cp "$img" "$W/app"
+"$EXTVERITY" format --salt=- --hash-offset="$isz" "$W/app" "$W/app" >"$W/f" 2>&1
+root=$(root_of "$W/f")
+check "appended: image part unchanged" cmp -s -n "$isz" "$img" "$W/app"
+check_exit "appended: verify" 0 "$EXTVERITY" verify --hash-offset="$isz" \
+	"$W/app" "$W/app" "$root"
+check "appended: dump --files" bash -c "'$EXTVERITY' dump --files \
+	--hash-offset=$isz '$W/app' | grep -q ' /sizes/f4097$'"
+cp "$img" "$W/ov"
+check_err "offset overlapping the data refused" 1 "extverity: |ERROR: " \
+	"$EXTVERITY" format --hash-offset=4096 "$W/ov" "$W/ov"
+check "refused overlap leaves the image intact" cmp -s "$img" "$W/ov"
+# Separate file at an offset.
+"$EXTVERITY" format --salt=- --hash-offset=65536 "$img" "$W/sep" >"$W/f" 2>&1
+check_exit "separate file at offset: verify" 0 "$EXTVERITY" verify \
+	--hash-offset=65536 "$img" "$W/sep" "$(root_of "$W/f")"
+check_exit "separate file at offset: wrong offset refused" 1 "$EXTVERITY" \
+	verify "$img" "$W/sep" "$(root_of "$W/f")"
+
+# --fs=raw on a non-ext4 image.
+openssl enc -aes-128-ctr -pass pass:raw -nosalt -pbkdf2 </dev/zero 2>/dev/null |
+	head -c $((4096 * 300)) >"$W/raw"
+check_err "non-ext4 image with default --fs names --fs=raw" 1 "fs=raw" \
+	"$EXTVERITY" format "$W/raw" "$W/rh"
+check "no hash file left after refusal" test ! -e "$W/rh"
+"$EXTVERITY" format --fs=raw "$W/raw" "$W/rh" >"$W/f" 2>&1
+root=$(root_of "$W/f")
+check_exit "raw: verify" 0 "$EXTVERITY" verify "$W/raw" "$W/rh" "$root"
+cp "$W/raw" "$W/rc"
+printf '\x00' | dd of="$W/rc" bs=1 seek=$((4096 * 250 + 9)) conv=notrunc status=none
+cmp -s "$W/raw" "$W/rc" || check_err "raw: changed byte caught" 2 "corrupted: " \
+	"$EXTVERITY" verify "$W/rc" "$W/rh" "$root"
+
+# table line.
+"$EXTVERITY" format --salt=- "$img" "$W/h" >"$W/f" 2>&1
+root=$(root_of "$W/f")
+nsect=$((isz / 512))
+check "table line" bash -c "'$EXTVERITY' table '$img' '$W/h' $root |
+	grep -qx '0 $nsect extverity 1 $img $W/h 0 sha256 $root'"
+check "table line with options" bash -c "'$EXTVERITY' table --restart-on-corruption \
+	--check-at-most-once '$img' '$W/h' $root | grep -Eq ' $root 2 (restart_on_corruption check_at_most_once|check_at_most_once restart_on_corruption)\$'"
+check_exit "conflicting table options refused" 1 "$EXTVERITY" table \
+	--ignore-corruption --panic-on-corruption "$img" "$W/h" "$root"
+
+# Size against veritysetup.
+veritysetup format "$img" "$W/vh" >/dev/null 2>&1
+ours=$(stat -c %s "$W/h"); theirs=$(stat -c %s "$W/vh")
+ratio=$(python3 -c "print(f'{$ours/$theirs:.3f}')")
+echo "  hash area: extverity $ours bytes, veritysetup $theirs bytes, ratio $ratio"
+check "hash area <= 1.25 x veritysetup ($ratio)" python3 -c "import sys; sys.exit(not $ours <= 1.25 * $theirs)"
+finish

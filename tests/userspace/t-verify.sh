@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# verify: intact image passes; one flipped byte in file data or metadata is
+# caught and named; free space is not checked; wrong root digest is exit 1.
+. "$TOPDIR/tests/userspace/common.sh"
+W=$WORKDIR
+MKIMAGE_NO_BIG=1 mkimg "$W/i" 4096
+img=$W/i/image.ext4
+"$EXTVERITY" format --salt=- "$img" "$W/h" >"$W/fmt" 2>&1 ||
+	{ fail "format: $(cat "$W/fmt")"; finish; }
+root=$(root_of "$W/fmt")
+check_exit "intact image verifies" 0 "$EXTVERITY" verify "$img" "$W/h" "$root"
+
+# flip FILE BYTE_OFFSET: xor one byte with 0xff.
+flip() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2]))
+    f.write(bytes([b[0] ^ 0xff]))
+PY
+}
+# first_block PATH: physical block of a file's logical block 0, via debugfs
+# (bmap, since `blocks` also lists extent tree blocks).
+first_block() {
+	debugfs -R "bmap $1 0" "$img" 2>/dev/null | tr -d ' '
+}
+
+# File data: second block of /big/two-levels (offset 4096).
+blk=$(debugfs -R "bmap /big/two-levels 1" "$img" 2>/dev/null | tr -d ' ')
+cp "$img" "$W/c"; flip "$W/c" $((blk * 4096 + 100))
+check_err "flipped data byte names the file and offset" 2 \
+	"corrupted: file /big/two-levels .*offset 4096.*block $blk" \
+	"$EXTVERITY" verify "$W/c" "$W/h" "$root"
+
+blk=$(first_block /frag/b)
+if [ -n "$blk" ]; then
+	cp "$img" "$W/c"; flip "$W/c" $((blk * 4096 + 7))
+	check_err "flipped byte of a fragmented file named" 2 \
+		"corrupted: file /frag/b " "$EXTVERITY" verify "$W/c" "$W/h" "$root"
+fi
+
+# An extent tree block (ETB) of a file is metadata, not file data.
+etb=$(debugfs -R "stat /frag/b" "$img" 2>/dev/null | sed -n 's/.*(ETB0):\([0-9]*\).*/\1/p')
+if [ -n "$etb" ]; then
+	cp "$img" "$W/c"; flip "$W/c" $((etb * 4096 + 20))
+	check_err "flipped extent tree block is metadata" 2 \
+		"corrupted: metadata block $etb" "$EXTVERITY" verify "$W/c" "$W/h" "$root"
+fi
+
+# Hard link: any of the names may be reported, but one must be.
+blk=$(first_block /links/target)
+cp "$img" "$W/c"; flip "$W/c" $((blk * 4096))
+check_err "flipped byte of a hard-linked file named" 2 \
+	"corrupted: file /(links/target|links/hardlink|deep/a/b/c/hardlink2) " \
+	"$EXTVERITY" verify "$W/c" "$W/h" "$root"
+
+# Metadata: a directory block and the inode table.
+blk=$(first_block /many)
+cp "$img" "$W/c"; flip "$W/c" $((blk * 4096 + 40))
+check_err "flipped directory block is metadata" 2 \
+	"corrupted: metadata block $blk" "$EXTVERITY" verify "$W/c" "$W/h" "$root"
+itab=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/.*Inode table at \([0-9]*\)-.*/\1/p' | head -1)
+cp "$img" "$W/c"; flip "$W/c" $((itab * 4096 + 300))
+check_err "flipped inode table byte is metadata" 2 \
+	"corrupted: metadata block $itab" "$EXTVERITY" verify "$W/c" "$W/h" "$root"
+cp "$img" "$W/c"; flip "$W/c" $((1024 + 60))
+check_err "flipped ext4 superblock byte is metadata" 2 \
+	"corrupted: metadata block 0" "$EXTVERITY" verify "$W/c" "$W/h" "$root"
+
+# Free space is not verified: the last block of the image is free.
+nblk=$(($(stat -c %s "$img") / 4096))
+free_blk=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/^  *Free blocks: //p' |
+	tr ',' '\n' | tail -1 | sed 's/.*-//; s/ //g')
+cp "$img" "$W/c"; flip "$W/c" $((free_blk * 4096 + 5))
+check_exit "flipped byte in free block $free_blk (of $nblk) ignored" 0 \
+	"$EXTVERITY" verify "$W/c" "$W/h" "$root"
+
+# Hash area: its superblock and its body.
+wrong=$(printf '%s' "$root" | tr '0-9a-f' '1-9a-f0')
+check_err "wrong root digest is exit 1" 1 "extverity: |ERROR: " \
+	"$EXTVERITY" verify "$img" "$W/h" "$wrong"
+cp "$W/h" "$W/hc"; flip "$W/hc" 200
+check_exit "flipped hash superblock byte is exit 1" 1 \
+	"$EXTVERITY" verify "$img" "$W/hc" "$root"
+hsize=$(stat -c %s "$W/h")
+bad=0
+for off in 4096 $((hsize / 3)) $((hsize / 2)) $((hsize - 100)); do
+	cp "$W/h" "$W/hc"; flip "$W/hc" "$off"
+	rc=0; "$EXTVERITY" verify "$img" "$W/hc" "$root" 2>"$W/err" >/dev/null || rc=$?
+	if [ "$rc" -ne 2 ] || ! grep -q 'corrupted: ' "$W/err"; then
+		bad=1; fail "flipped hash area byte $off: exit $rc $(head -2 "$W/err")"
+	fi
+done
+[ "$bad" -eq 0 ] && pass "flipped bytes in the hash area body are caught"
+
+# Targeted hash area damage, located with the independent reader.
+python3 "$TOPDIR/tests/userspace/evread.py" "$W/h" "$root" sections >"$W/sec"
+for s in EXTENTS TREES FILES; do
+	start=$(awk -v s=$s '$1 == s { print $2 }' "$W/sec")
+	cp "$W/h" "$W/hc"; flip "$W/hc" $((start * 4096 + 3))
+	check_err "flipped byte in manifest section $s named" 2 \
+		"corrupted: manifest section $s" "$EXTVERITY" verify "$img" "$W/hc" "$root"
+done
+# /big/two-levels: 528401 bytes, a packed top block and one lower level.
+read -r _ _ _ top lev < <(awk '$1 == "TREE" && $3 == 528401' "$W/sec")
+cp "$W/h" "$W/hc"; flip "$W/hc" $((lev * 4096 + 64))
+check_err "flipped byte in a file's level-0 hash block names the file" 2 \
+	"corrupted: hash tree of /big/two-levels .*level 0" \
+	"$EXTVERITY" verify "$img" "$W/hc" "$root"
+cp "$W/h" "$W/hc"; flip "$W/hc" $((top + 1))
+check_err "flipped byte in a packed top block names its trees" 2 \
+	"corrupted: packed top hash block [0-9]+ .*/big/two-levels" \
+	"$EXTVERITY" verify "$img" "$W/hc" "$root"
+read -r _ _ _ top lev < <(awk '$1 == "TREE" && $2 == 0' "$W/sec")
+cp "$W/h" "$W/hc"; flip "$W/hc" $((lev * 4096 + 8))
+check_err "flipped byte in the residual tree" 2 "corrupted: " \
+	"$EXTVERITY" verify "$img" "$W/hc" "$root"
+finish
