@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-extverity: reading, authenticating and loading the manifest.
+ *
+ * Order matters, and is the point of this file: nothing read from the hash
+ * device is interpreted before it is authenticated.  The superblock is
+ * hashed and compared with the root digest from the table line before any
+ * field is looked at; each manifest section is hashed, block by block as it
+ * is copied out of dm-bufio, and compared with the digest in the superblock
+ * before a single record is parsed; then every record is validated by the
+ * shared format code, so that a consistent-looking but malformed manifest
+ * cannot make the read path index out of bounds.
+ *
+ * Records are copied while their blocks are held and hashed from that same
+ * buffer, so what is parsed is exactly what was hashed even if the device
+ * changes underneath.
+ */
+#include <linux/blkdev.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <crypto/algapi.h>
+
+#include "dm-extverity.h"
+
+/* Big tables: may be larger than kmalloc can give, never worth a warning. */
+#define EXTVERITY_GFP	(GFP_KERNEL | __GFP_NOWARN)
+
+/* Read the superblock through a short-lived 1 KiB dm-bufio client. */
+static int read_superblock(struct extverity_target *v,
+			   struct extverity_superblock *sb, char **error)
+{
+	struct dm_bufio_client *c;
+	struct dm_buffer *b;
+	void *data;
+	int err = 0;
+
+	c = dm_bufio_client_create(v->hash_dev->bdev, EXTVERITY_SB_SIZE, 1, 0,
+				   NULL, NULL, 0);
+	if (IS_ERR(c)) {
+		*error = "Cannot initialize dm-bufio";
+		return PTR_ERR(c);
+	}
+	dm_bufio_set_sector_offset(c, v->hash_start);
+	if (dm_bufio_get_device_size(c) < 1) {
+		*error = "Hash device too small for a superblock";
+		err = -EINVAL;
+		goto out;
+	}
+	data = dm_bufio_read(c, 0, &b);
+	if (IS_ERR(data)) {
+		*error = "Cannot read the superblock";
+		err = PTR_ERR(data);
+		goto out;
+	}
+	memcpy(sb, data, sizeof(*sb));
+	dm_bufio_release(b);
+out:
+	dm_bufio_client_destroy(c);
+	return err;
+}
+
+/*
+ * Copy the first @len bytes of section @id to @dst while hashing all its
+ * blocks (padding included), then check the digest.  Nothing in @dst may be
+ * used unless this returns 0.
+ */
+static int read_section(struct extverity_target *v,
+			const struct extverity_superblock *sb, unsigned int id,
+			void *dst, size_t len)
+{
+	const struct extverity_params *p = &v->p;
+	u64 first = p->sect[id].start_block;
+	u64 n = p->sect[id].nr_blocks;
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	size_t done = 0;
+	u64 i;
+	int err;
+
+	SHASH_DESC_ON_STACK(desc, v->tfm);
+
+	desc->tfm = v->tfm;
+	err = crypto_shash_init(desc);
+	for (i = 0; !err && i < n; i++) {
+		struct dm_buffer *b;
+		size_t chunk;
+		void *data;
+
+		data = dm_bufio_read(v->bufio, first + i, &b);
+		if (IS_ERR(data)) {
+			err = PTR_ERR(data);
+			break;
+		}
+		err = crypto_shash_update(desc, data, p->block_size);
+		chunk = min_t(size_t, len - done, p->block_size);
+		memcpy(dst + done, data, chunk);
+		done += chunk;
+		dm_bufio_release(b);
+		/* Manifest blocks are not needed again: free the cache. */
+		dm_bufio_forget(v->bufio, first + i);
+		cond_resched();
+	}
+	if (!err)
+		err = crypto_shash_final(desc, digest);
+	shash_desc_zero(desc);
+	if (err)
+		return err;
+	if (done != len)
+		return -EINVAL;
+	if (crypto_memneq(digest, sb->sections[id].digest, p->digest_size))
+		return -EBADMSG;
+	return 0;
+}
+
+static int load_trees(struct extverity_target *v,
+		      const struct extverity_superblock *sb, char **error)
+{
+	const struct extverity_params *p = &v->p;
+	u64 n = p->sect[EXTVERITY_SECT_TREES].nr_entries;
+	size_t len = array_size(n, p->tree_entry_size);
+	struct extverity_geometry g;
+	const char *why;
+	u8 *raw;
+	u64 i;
+	int err;
+
+	raw = kvmalloc(len, EXTVERITY_GFP);
+	v->trees = kvmalloc_array(n, sizeof(*v->trees), EXTVERITY_GFP);
+	v->roots = kvmalloc_array(n, p->digest_size, EXTVERITY_GFP);
+	if (!raw || !v->trees || !v->roots) {
+		*error = "Cannot allocate the tree table";
+		err = -ENOMEM;
+		goto out;
+	}
+	err = read_section(v, sb, EXTVERITY_SECT_TREES, raw, len);
+	if (err) {
+		DMERR("%s: tree table %s", dm_device_name(dm_table_get_md(v->ti->table)),
+		      err == -EBADMSG ? "digest mismatch" : "cannot be read");
+		*error = err == -EBADMSG ? "Tree table digest mismatch" :
+			 "Cannot read the tree table";
+		goto out;
+	}
+	v->nr_trees = n;
+	for (i = 0; i < n; i++) {
+		const struct extverity_tree *t =
+			(const void *)(raw + i * p->tree_entry_size);
+
+		err = extverity_check_tree(p, t, &g, &why);
+		if (err) {
+			DMERR("%s: tree %llu: %s",
+			      dm_device_name(dm_table_get_md(v->ti->table)),
+			      i, why);
+			*error = "Invalid tree table";
+			goto out;
+		}
+		v->trees[i].data_size = le64_to_cpu(t->data_size);
+		v->trees[i].top = le64_to_cpu(t->top);
+		v->trees[i].levels = le64_to_cpu(t->levels);
+		v->trees[i].top_gen = 0;
+		memcpy(v->roots + i * p->digest_size, t->root_hash,
+		       p->digest_size);
+	}
+out:
+	kvfree(raw);
+	return err;
+}
+
+static_assert(sizeof(struct extverity_ext) == sizeof(struct extverity_extent));
+
+static int load_extents(struct extverity_target *v,
+			const struct extverity_superblock *sb, char **error)
+{
+	const struct extverity_params *p = &v->p;
+	u64 n = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries;
+	u64 expected = 0, i;
+	const char *why;
+	int err;
+
+	/* Read the records in place, then convert each to CPU order. */
+	v->ext = kvmalloc_array(n, sizeof(*v->ext), EXTVERITY_GFP);
+	if (!v->ext) {
+		*error = "Cannot allocate the extent map";
+		return -ENOMEM;
+	}
+	err = read_section(v, sb, EXTVERITY_SECT_EXTENTS, v->ext,
+			   array_size(n, sizeof(*v->ext)));
+	if (err) {
+		DMERR("%s: extent map %s", dm_device_name(dm_table_get_md(v->ti->table)),
+		      err == -EBADMSG ? "digest mismatch" : "cannot be read");
+		*error = err == -EBADMSG ? "Extent map digest mismatch" :
+			 "Cannot read the extent map";
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		const struct extverity_extent *raw = (const void *)&v->ext[i];
+		u32 tree = le32_to_cpu(raw->tree);
+		u64 tree_blocks = 0;
+		struct extverity_ext e;
+
+		if (tree < v->nr_trees)
+			tree_blocks = (v->trees[tree].data_size +
+				       p->block_size - 1) >> p->log_blocksize;
+		err = extverity_check_extent(p, raw, expected, v->nr_trees,
+					     tree_blocks, &why);
+		if (err) {
+			DMERR("%s: extent %llu: %s",
+			      dm_device_name(dm_table_get_md(v->ti->table)),
+			      i, why);
+			*error = "Invalid extent map";
+			return err;
+		}
+		e.start = le64_to_cpu(raw->start);
+		e.leaf = le64_to_cpu(raw->leaf);
+		e.count = le32_to_cpu(raw->count);
+		e.tree = tree;
+		e.inode = le64_to_cpu(raw->inode);
+		v->ext[i] = e;
+		expected = e.start + e.count;
+	}
+	if (expected != p->data_blocks) {
+		DMERR("extent map ends at block %llu, not %llu", expected,
+		      p->data_blocks);
+		*error = "Invalid extent map";
+		return -EINVAL;
+	}
+	v->nr_ext = n;
+	return 0;
+}
+
+/**
+ * extverity_load_manifest() - authenticate and load the hash area's manifest
+ * @v: the target, with devices, @v->hash_start, @v->root and @v->tfm set
+ * @error: set to a static message for ti->error on failure
+ *
+ * On success @v->p, @v->salt, @v->bufio, the extent map and the tree table
+ * are set up.  On failure whatever was allocated is left for
+ * extverity_free_manifest().
+ *
+ * Return: 0 or a negative errno.
+ */
+int extverity_load_manifest(struct extverity_target *v, char **error)
+{
+	struct mapped_device *md = dm_table_get_md(v->ti->table);
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	struct extverity_superblock *sb;
+	struct extverity_params *p = &v->p;
+	u8 table_alg = p->hash_algorithm;
+	const char *why;
+	int err;
+
+	sb = kmalloc(sizeof(*sb), GFP_KERNEL);
+	if (!sb) {
+		*error = "Cannot allocate memory";
+		return -ENOMEM;
+	}
+	err = read_superblock(v, sb, error);
+	if (err)
+		goto out;
+	err = extverity_hash_plain(v, sb, sizeof(*sb), digest);
+	if (err) {
+		*error = "Cannot hash the superblock";
+		goto out;
+	}
+	if (crypto_memneq(digest, v->root, crypto_shash_digestsize(v->tfm))) {
+		DMERR("%s: superblock does not match root digest",
+		      dm_device_name(md));
+		*error = "Superblock does not match the root digest";
+		err = -EINVAL;
+		goto out;
+	}
+	err = extverity_parse_superblock(sb, p, &why);
+	if (err) {
+		DMERR("%s: invalid superblock: %s", dm_device_name(md), why);
+		*error = "Invalid superblock";
+		goto out;
+	}
+	err = -EINVAL;
+	if (p->hash_algorithm != table_alg) {
+		*error = "Hash algorithm does not match the superblock";
+		goto out;
+	}
+	if (v->hash_start & ((p->block_size >> SECTOR_SHIFT) - 1)) {
+		*error = "Hash start is not a multiple of the block size";
+		goto out;
+	}
+	if (v->ti->len != p->data_blocks << (p->log_blocksize - SECTOR_SHIFT)) {
+		*error = "Target length does not match the image size";
+		goto out;
+	}
+	if (bdev_nr_sectors(v->data_dev->bdev) < v->ti->len) {
+		*error = "Data device is smaller than the image";
+		goto out;
+	}
+	if (bdev_logical_block_size(v->data_dev->bdev) > p->block_size ||
+	    bdev_logical_block_size(v->hash_dev->bdev) > p->block_size) {
+		*error = "Device logical block size exceeds the block size";
+		goto out;
+	}
+	memcpy(v->salt, sb->salt, sizeof(v->salt));
+
+	v->bufio = dm_bufio_client_create(v->hash_dev->bdev, p->block_size, 1,
+					  sizeof(struct extverity_buf_aux),
+					  extverity_bufio_alloc, NULL, 0);
+	if (IS_ERR(v->bufio)) {
+		err = PTR_ERR(v->bufio);
+		v->bufio = NULL;
+		*error = "Cannot initialize dm-bufio";
+		goto out;
+	}
+	dm_bufio_set_sector_offset(v->bufio, v->hash_start);
+	if (dm_bufio_get_device_size(v->bufio) < p->hash_blocks) {
+		*error = "Hash device is smaller than the hash area";
+		err = -EINVAL;
+		goto out;
+	}
+	err = load_trees(v, sb, error);
+	if (!err)
+		err = load_extents(v, sb, error);
+	if (err)
+		goto out;
+
+	v->data_bufio = dm_bufio_client_create(v->data_dev->bdev,
+					       p->block_size, 1, 0, NULL, NULL,
+					       0);
+	if (IS_ERR(v->data_bufio)) {
+		err = PTR_ERR(v->data_bufio);
+		v->data_bufio = NULL;
+		*error = "Cannot initialize dm-bufio";
+	}
+out:
+	kfree(sb);
+	return err;
+}
+
+void extverity_free_manifest(struct extverity_target *v)
+{
+	kvfree(v->ext);
+	kvfree(v->trees);
+	kvfree(v->roots);
+	if (v->data_bufio)
+		dm_bufio_client_destroy(v->data_bufio);
+	if (v->bufio)
+		dm_bufio_client_destroy(v->bufio);
+	v->ext = NULL;
+	v->trees = NULL;
+	v->roots = NULL;
+	v->bufio = NULL;
+	v->data_bufio = NULL;
+}

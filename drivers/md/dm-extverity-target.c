@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-extverity: a read-only device-mapper target that verifies every read of
+ * a filesystem image against per-file fs-verity Merkle trees (plus one
+ * residual tree for metadata), and returns zeros for free blocks.
+ *
+ * This file holds the table line, the device-mapper hooks and the status;
+ * docs/table.md documents the interface.  The table line is
+ *
+ *	1 <data_dev> <hash_dev> <hash_start_sector> <alg> <root_hex>
+ *	  [<#opts> <opt>...]
+ *
+ * Everything else (block size, sizes, salt, trees) comes from the hash
+ * area's superblock, which the root digest authenticates.
+ */
+#include <linux/blkdev.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+
+#include "dm-extverity.h"
+
+#define EXTVERITY_NR_FIXED_ARGS	6
+
+/*
+ * The options, in the canonical order the status prints them.  Each belongs
+ * to at most one group of mutually exclusive options.
+ */
+static const struct extverity_opt {
+	const char *name;
+	unsigned int flag;
+	unsigned int excl;
+} extverity_opts[] = {
+	{ "ignore_corruption", EXTVERITY_OPT_IGNORE_CORRUPTION,
+	  EXTVERITY_CORRUPTION_MODES },
+	{ "restart_on_corruption", EXTVERITY_OPT_RESTART_ON_CORRUPTION,
+	  EXTVERITY_CORRUPTION_MODES },
+	{ "panic_on_corruption", EXTVERITY_OPT_PANIC_ON_CORRUPTION,
+	  EXTVERITY_CORRUPTION_MODES },
+	{ "restart_on_error", EXTVERITY_OPT_RESTART_ON_ERROR,
+	  EXTVERITY_ERROR_MODES },
+	{ "panic_on_error", EXTVERITY_OPT_PANIC_ON_ERROR,
+	  EXTVERITY_ERROR_MODES },
+	{ "check_at_most_once", EXTVERITY_OPT_CHECK_AT_MOST_ONCE, 0 },
+};
+
+/* Parse "[<#opts> <opt>...]" in one pass; the line must end there. */
+static int parse_opts(struct extverity_target *v, struct dm_arg_set *as,
+		      char **error)
+{
+	static const struct dm_arg group = {
+		0, ARRAY_SIZE(extverity_opts), "Invalid number of options"
+	};
+	unsigned int n, i;
+	int err;
+
+	if (!as->argc)
+		return 0;
+	err = dm_read_arg_group(&group, as, &n, error);
+	if (err)
+		return err;
+	while (n--) {
+		const char *name = dm_shift_arg(as);
+
+		for (i = 0; i < ARRAY_SIZE(extverity_opts); i++)
+			if (!strcmp(name, extverity_opts[i].name))
+				break;
+		if (i == ARRAY_SIZE(extverity_opts)) {
+			*error = "Unknown option";
+			return -EINVAL;
+		}
+		if (v->opts & extverity_opts[i].flag) {
+			*error = "Duplicate option";
+			return -EINVAL;
+		}
+		if (v->opts & extverity_opts[i].excl) {
+			*error = "Conflicting options";
+			return -EINVAL;
+		}
+		v->opts |= extverity_opts[i].flag;
+	}
+	if (as->argc) {
+		*error = "Unexpected argument after the options";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Parse the fixed arguments, up to the root digest. */
+static int parse_fixed_args(struct extverity_target *v, char **argv,
+			    char **error)
+{
+	struct dm_target *ti = v->ti;
+	unsigned int version, alg;
+	unsigned long long start;
+	u32 ds;
+	int err;
+
+	if (kstrtouint(argv[0], 10, &version) ||
+	    version != EXTVERITY_FORMAT_VERSION) {
+		*error = "Invalid version";
+		return -EINVAL;
+	}
+	err = dm_get_device(ti, argv[1], FMODE_READ, &v->data_dev);
+	if (err) {
+		*error = "Data device lookup failed";
+		return err;
+	}
+	err = dm_get_device(ti, argv[2], FMODE_READ, &v->hash_dev);
+	if (err) {
+		*error = "Hash device lookup failed";
+		return err;
+	}
+	if (kstrtoull(argv[3], 10, &start)) {
+		*error = "Invalid hash start sector";
+		return -EINVAL;
+	}
+	if (start >= bdev_nr_sectors(v->hash_dev->bdev)) {
+		*error = "Hash start beyond the end of the hash device";
+		return -EINVAL;
+	}
+	v->hash_start = start;
+	alg = extverity_hash_by_name(argv[4]);
+	if (!alg) {
+		*error = "Unknown hash algorithm";
+		return -EINVAL;
+	}
+	/* Checked against the superblock by extverity_load_manifest(). */
+	v->p.hash_algorithm = alg;
+	ds = extverity_digest_size(alg);
+	if (strlen(argv[5]) != 2 * ds || hex2bin(v->root, argv[5], ds)) {
+		*error = "Invalid root digest";
+		return -EINVAL;
+	}
+	err = extverity_hash_init(v, extverity_hash_name(alg));
+	if (err) {
+		*error = "Cannot initialize the hash function";
+		return err;
+	}
+	if (crypto_shash_digestsize(v->tfm) != ds) {
+		*error = "Digest size mismatch";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void extverity_dtr(struct dm_target *ti)
+{
+	struct extverity_target *v = ti->private;
+
+	if (v->wq)
+		destroy_workqueue(v->wq);
+	free_percpu(v->stats);
+	kvfree(v->verified_blocks);
+	kfree(v->zero_block);
+	extverity_free_manifest(v);
+	extverity_hash_exit(v);
+	if (v->hash_dev)
+		dm_put_device(ti, v->hash_dev);
+	if (v->data_dev)
+		dm_put_device(ti, v->data_dev);
+	kfree(v);
+}
+
+/*
+ * Parse, then authenticate and load, then allocate the read path's state.
+ * Every failure sets a static ti->error and unwinds through extverity_dtr(),
+ * which takes a half-built target.
+ */
+static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct dm_arg_set as;
+	struct extverity_target *v;
+	int err;
+
+	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	if (!v) {
+		ti->error = "Cannot allocate the target";
+		return -ENOMEM;
+	}
+	ti->private = v;
+	v->ti = ti;
+
+	err = -EINVAL;
+	if (argc < EXTVERITY_NR_FIXED_ARGS) {
+		ti->error = "Not enough arguments";
+		goto bad;
+	}
+	if (dm_table_get_mode(ti->table) & FMODE_WRITE) {
+		ti->error = "Device must be readonly";
+		goto bad;
+	}
+	err = parse_fixed_args(v, argv, &ti->error);
+	if (err)
+		goto bad;
+	as.argc = argc - EXTVERITY_NR_FIXED_ARGS;
+	as.argv = argv + EXTVERITY_NR_FIXED_ARGS;
+	err = parse_opts(v, &as, &ti->error);
+	if (err)
+		goto bad;
+
+	err = extverity_load_manifest(v, &ti->error);
+	if (err)
+		goto bad;
+
+	err = -ENOMEM;
+	ti->error = "Cannot allocate memory";
+	v->zero_block = kzalloc(v->p.block_size, GFP_KERNEL);
+	if (!v->zero_block)
+		goto bad;
+	err = extverity_hash_prepare_salt(v);
+	if (err) {
+		ti->error = "Cannot hash the salt";
+		goto bad;
+	}
+	err = -ENOMEM;
+	if (v->opts & EXTVERITY_OPT_CHECK_AT_MOST_ONCE) {
+		v->verified_blocks = kvcalloc(BITS_TO_LONGS(v->p.data_blocks),
+					      sizeof(unsigned long),
+					      GFP_KERNEL | __GFP_NOWARN);
+		if (!v->verified_blocks)
+			goto bad;
+	}
+	v->stats = alloc_percpu(struct extverity_stats);
+	if (!v->stats)
+		goto bad;
+	/*
+	 * Per-CPU and high priority, as dm-verity since 6.3: verification
+	 * then runs on the CPU that completed the read, where its data is
+	 * cache-hot; WQ_MEM_RECLAIM because reads may be needed to reclaim.
+	 */
+	v->wq = alloc_workqueue("kextverityd", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				num_online_cpus());
+	if (!v->wq) {
+		ti->error = "Cannot allocate workqueue";
+		goto bad;
+	}
+	ti->per_io_data_size = sizeof(struct extverity_io) +
+			       sizeof(struct shash_desc) +
+			       crypto_shash_descsize(v->tfm);
+	ti->error = NULL;
+	return 0;
+bad:
+	extverity_dtr(ti);
+	ti->private = NULL;
+	return err;
+}
+
+static int extverity_map(struct dm_target *ti, struct bio *bio)
+{
+	struct extverity_target *v = ti->private;
+	unsigned int shift = v->p.log_blocksize - SECTOR_SHIFT;
+	struct extverity_io *io;
+
+	if (bio_data_dir(bio) == WRITE)
+		return DM_MAPIO_KILL;
+	bio_set_dev(bio, v->data_dev->bdev);
+	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	if ((bio->bi_iter.bi_sector | bio_sectors(bio)) &
+	    ((1U << shift) - 1)) {
+		DMERR_LIMIT("unaligned io");
+		return DM_MAPIO_KILL;
+	}
+	if (bio_end_sector(bio) > ti->len) {
+		DMERR_LIMIT("io out of range");
+		return DM_MAPIO_KILL;
+	}
+
+	io = dm_per_bio_data(bio, ti->per_io_data_size);
+	io->v = v;
+	io->orig_bi_end_io = bio->bi_end_io;
+	io->block = bio->bi_iter.bi_sector >> shift;
+	io->n_blocks = bio->bi_iter.bi_size >> v->p.log_blocksize;
+	io->iter = bio->bi_iter;
+	bio->bi_end_io = extverity_end_io;
+	bio->bi_private = io;
+	extverity_submit_prefetch(v, io->block, io->n_blocks);
+	submit_bio_noacct(bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/* No verification or prefetch I/O may reach the devices once suspended. */
+static void extverity_postsuspend(struct dm_target *ti)
+{
+	struct extverity_target *v = ti->private;
+
+	flush_workqueue(v->wq);
+}
+
+static void emit_ima(struct extverity_target *v, char *result,
+		     unsigned int maxlen, unsigned int sz)
+{
+	unsigned int i;
+
+	DMEMIT_TARGET_NAME_VERSION(v->ti->type);
+	DMEMIT(",hash_failed=%c,verity_version=%u", v->corrupted ? 'C' : 'V',
+	       EXTVERITY_FORMAT_VERSION);
+	DMEMIT(",data_device_name=%s,hash_device_name=%s", v->data_dev->name,
+	       v->hash_dev->name);
+	DMEMIT(",verity_algorithm=%s,root_digest=%*phN",
+	       extverity_hash_name(v->p.hash_algorithm), v->p.digest_size,
+	       v->root);
+	if (v->p.salt_size)
+		DMEMIT(",salt=%*phN", v->p.salt_size, v->salt);
+	else
+		DMEMIT(",salt=-");
+	for (i = 0; i < ARRAY_SIZE(extverity_opts); i++)
+		DMEMIT(",%s=%c", extverity_opts[i].name,
+		       v->opts & extverity_opts[i].flag ? 'y' : 'n');
+	DMEMIT(";");
+}
+
+static void extverity_status(struct dm_target *ti, status_type_t type,
+			     unsigned int status_flags, char *result,
+			     unsigned int maxlen)
+{
+	struct extverity_target *v = ti->private;
+	struct extverity_stats sum = { 0 };
+	unsigned int sz = 0, i;
+	int cpu;
+
+	switch (type) {
+	case STATUSTYPE_INFO:
+		for_each_possible_cpu(cpu) {
+			const struct extverity_stats *s =
+				per_cpu_ptr(v->stats, cpu);
+
+			sum.verified += READ_ONCE(s->verified);
+			sum.corrupt += READ_ONCE(s->corrupt);
+			sum.zero += READ_ONCE(s->zero);
+		}
+		DMEMIT("%c %llu %llu %llu", READ_ONCE(v->corrupted) ? 'C' : 'V',
+		       sum.verified, sum.corrupt, sum.zero);
+		break;
+	case STATUSTYPE_TABLE:
+		DMEMIT("%u %s %s %llu %s %*phN", EXTVERITY_FORMAT_VERSION,
+		       v->data_dev->name, v->hash_dev->name,
+		       (unsigned long long)v->hash_start,
+		       extverity_hash_name(v->p.hash_algorithm),
+		       v->p.digest_size, v->root);
+		if (v->opts)
+			DMEMIT(" %u", hweight32(v->opts));
+		for (i = 0; i < ARRAY_SIZE(extverity_opts); i++)
+			if (v->opts & extverity_opts[i].flag)
+				DMEMIT(" %s", extverity_opts[i].name);
+		break;
+	case STATUSTYPE_IMA:
+		emit_ima(v, result, maxlen, sz);
+		break;
+	}
+}
+
+static int extverity_iterate_devices(struct dm_target *ti,
+				     iterate_devices_callout_fn fn, void *data)
+{
+	struct extverity_target *v = ti->private;
+
+	return fn(ti, v->data_dev, 0, ti->len, data);
+}
+
+/* Reads must cover whole blocks: make the block size the logical one. */
+static void extverity_io_hints(struct dm_target *ti,
+			       struct queue_limits *limits)
+{
+	struct extverity_target *v = ti->private;
+
+	if (limits->logical_block_size < v->p.block_size)
+		limits->logical_block_size = v->p.block_size;
+	if (limits->physical_block_size < v->p.block_size)
+		limits->physical_block_size = v->p.block_size;
+	blk_limits_io_min(limits, limits->logical_block_size);
+}
+
+static struct target_type extverity_target = {
+	.name		= EXTVERITY_TARGET_NAME,
+	.features	= DM_TARGET_IMMUTABLE,
+	.version	= {1, 0, 0},
+	.module		= THIS_MODULE,
+	.ctr		= extverity_ctr,
+	.dtr		= extverity_dtr,
+	.map		= extverity_map,
+	.postsuspend	= extverity_postsuspend,
+	.status		= extverity_status,
+	.iterate_devices = extverity_iterate_devices,
+	.io_hints	= extverity_io_hints,
+};
+
+static int __init dm_extverity_init(void)
+{
+	int err = dm_register_target(&extverity_target);
+
+	if (err < 0)
+		DMERR("register failed %d", err);
+	return err;
+}
+
+static void __exit dm_extverity_exit(void)
+{
+	dm_unregister_target(&extverity_target);
+}
+
+module_init(dm_extverity_init);
+module_exit(dm_extverity_exit);
+
+MODULE_AUTHOR("extverity developers");
+MODULE_DESCRIPTION(DM_NAME " target verifying reads against per-file fs-verity trees");
+MODULE_LICENSE("GPL");

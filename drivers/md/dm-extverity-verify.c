@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-extverity: the read path.
+ *
+ * A read is submitted to the data device unchanged; when it completes, a
+ * worker checks each block of it against the rule of the extent map that
+ * covers it: a zero range is returned as zeros whatever the disk holds; a
+ * block of a tree is hashed and compared with its leaf digest, which is
+ * authenticated up the tree to the root in the (authenticated) tree table.
+ *
+ * Hash blocks are cached by dm-bufio.  As in dm-verity, a LEVELS block that
+ * matched its parent digest is flagged in its buffer's aux data, so the
+ * common case is one data hash and one memcmp.  Packed top blocks hold the
+ * tops of several trees, so a per-buffer flag cannot say which tops were
+ * checked; instead each tree remembers the generation of the buffer its top
+ * was checked in (struct extverity_mtree.top_gen), and a buffer re-read from
+ * disk gets a new generation.
+ */
+#include <linux/atomic.h>
+#include <linux/kobject.h>
+#include <linux/reboot.h>
+#include <linux/slab.h>
+#include <crypto/algapi.h>
+
+#include "dm-extverity.h"
+
+/* Source of buffer generations; module-wide, so 0 is never handed out. */
+static atomic64_t extverity_buf_gen = ATOMIC64_INIT(0);
+
+/**
+ * extverity_bufio_alloc() - dm-bufio callback for a buffer about to be filled
+ * @b: the buffer
+ *
+ * Called before a buffer gets a block's data from disk, so whatever was
+ * verified about its previous contents is forgotten.
+ */
+void extverity_bufio_alloc(struct dm_buffer *b)
+{
+	struct extverity_buf_aux *aux = dm_bufio_get_aux_data(b);
+
+	aux->gen = atomic64_inc_return(&extverity_buf_gen);
+	aux->verified = false;
+}
+
+/* What a block failed on, for the report. */
+enum extverity_failure {
+	EXTVERITY_DATA_CORRUPT,
+	EXTVERITY_HASH_CORRUPT,
+};
+
+static void send_uevent(struct extverity_target *v, u64 block, u64 inode,
+			u64 offset)
+{
+	struct mapped_device *md = dm_table_get_md(v->ti->table);
+	char env_block[48], env_inode[48], env_offset[48];
+	int n = atomic_inc_return(&v->uevents);
+	char *envp[4];
+
+	if (n > EXTVERITY_UEVENT_MAX)
+		return;
+	if (n == EXTVERITY_UEVENT_MAX)
+		DMERR("%s: reached the maximum of %d corruption uevents",
+		      dm_device_name(md), EXTVERITY_UEVENT_MAX);
+	snprintf(env_block, sizeof(env_block), "DM_EXTVERITY_ERR_BLOCK_NR=%llu",
+		 block);
+	snprintf(env_inode, sizeof(env_inode), "DM_EXTVERITY_ERR_INODE=%llu",
+		 inode);
+	snprintf(env_offset, sizeof(env_offset),
+		 "DM_EXTVERITY_ERR_OFFSET=%llu", offset);
+	envp[0] = env_block;
+	envp[1] = env_inode;
+	envp[2] = env_offset;
+	envp[3] = NULL;
+	kobject_uevent_env(&disk_to_dev(dm_disk(md))->kobj, KOBJ_CHANGE, envp);
+}
+
+/*
+ * Report data block @block (rule @e) as corrupt and apply the corruption
+ * mode.  Returns 0 when the data is to be returned anyway
+ * (ignore_corruption), -EBADMSG otherwise.
+ */
+static int handle_corruption(struct extverity_target *v,
+			     const struct extverity_ext *e, u64 block,
+			     enum extverity_failure what)
+{
+	const char *dev = dm_device_name(dm_table_get_md(v->ti->table));
+	const char *why = what == EXTVERITY_DATA_CORRUPT ? "corrupted" :
+			  "hash tree corrupted";
+	u64 offset = (e->leaf + (block - e->start)) << v->p.log_blocksize;
+
+	WRITE_ONCE(v->corrupted, true);
+	this_cpu_inc(v->stats->corrupt);
+	if (e->tree == EXTVERITY_TREE_RESIDUAL) {
+		DMERR_LIMIT("%s: data block %llu: %s, metadata", dev, block,
+			    why);
+		offset = block << v->p.log_blocksize;
+	} else {
+		DMERR_LIMIT("%s: data block %llu: %s, file inode %llu byte offset %llu",
+			    dev, block, why, e->inode, offset);
+	}
+	send_uevent(v, block, e->inode, offset);
+
+	if (v->opts & EXTVERITY_OPT_IGNORE_CORRUPTION)
+		return 0;
+	if (v->opts & EXTVERITY_OPT_RESTART_ON_CORRUPTION)
+		kernel_restart("dm-extverity device corrupted");
+	if (v->opts & EXTVERITY_OPT_PANIC_ON_CORRUPTION)
+		panic("dm-extverity device corrupted");
+	return -EBADMSG;
+}
+
+/*
+ * Check the top of tree @t, held in TOPS buffer @b at @data, against the
+ * tree's root; remembered per tree for as long as the buffer keeps its data.
+ */
+static int verify_top(struct extverity_target *v, struct extverity_io *io,
+		      u32 t, const struct extverity_geometry *g,
+		      struct dm_buffer *b, const u8 *data)
+{
+	struct extverity_mtree *tree = &v->trees[t];
+	struct extverity_buf_aux *aux = dm_bufio_get_aux_data(b);
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	int err;
+
+	if (READ_ONCE(tree->top_gen) == aux->gen)
+		return 0;
+	err = extverity_hash_top(v, extverity_io_desc(io),
+				 data + (tree->top & (v->p.block_size - 1)),
+				 g->top_len, digest);
+	if (err)
+		return err;
+	if (crypto_memneq(digest, v->roots + (size_t)t * v->p.digest_size,
+			  v->p.digest_size))
+		return -EBADMSG;
+	WRITE_ONCE(tree->top_gen, aux->gen);
+	return 0;
+}
+
+/*
+ * Find the authenticated leaf digest of leaf @leaf of tree @t and copy it to
+ * @want.  As dm-verity does, hold one hash buffer at a time: first look at
+ * the level-0 block alone, and if it is not known good, walk from the top
+ * down, checking each unverified block against the digest taken from its
+ * (just authenticated) parent.  Returns -EBADMSG when a hash block does not
+ * match, another negative errno on I/O or crypto failure.
+ */
+static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
+		       u32 t, u64 leaf, u8 *want)
+{
+	const struct extverity_params *p = &v->p;
+	const struct extverity_mtree *tree = &v->trees[t];
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	struct extverity_geometry g;
+	struct dm_buffer *b;
+	u64 hblock;
+	u32 offset;
+	int level, err;
+	u8 *data;
+
+	/* Checked at table load: cannot fail. */
+	extverity_tree_geometry(p, tree->data_size, &g);
+	if (!g.num_levels) {
+		/* At most one block: the root is the block's own digest. */
+		memcpy(want, v->roots + (size_t)t * p->digest_size,
+		       p->digest_size);
+		return 0;
+	}
+
+	if (g.num_levels > 1) {
+		extverity_digest_pos(p, &g, tree->top, tree->levels, 0, leaf,
+				     &hblock, &offset);
+		data = dm_bufio_read(v->bufio, hblock, &b);
+		if (IS_ERR(data))
+			return PTR_ERR(data);
+		if (((struct extverity_buf_aux *)dm_bufio_get_aux_data(b))->verified) {
+			memcpy(want, data + offset, p->digest_size);
+			dm_bufio_release(b);
+			return 0;
+		}
+		dm_bufio_release(b);
+	}
+
+	for (level = g.num_levels - 1; level >= 0; level--) {
+		u64 index = leaf >> (level * p->log_digests_per_block);
+		struct extverity_buf_aux *aux;
+
+		extverity_digest_pos(p, &g, tree->top, tree->levels, level,
+				     index, &hblock, &offset);
+		data = dm_bufio_read(v->bufio, hblock, &b);
+		if (IS_ERR(data))
+			return PTR_ERR(data);
+		aux = dm_bufio_get_aux_data(b);
+		if (level == g.num_levels - 1) {
+			err = verify_top(v, io, t, &g, b, data);
+		} else if (!aux->verified) {
+			err = extverity_hash_block(v, extverity_io_desc(io),
+						   data, digest);
+			if (!err && crypto_memneq(digest, want, p->digest_size))
+				err = -EBADMSG;
+			if (!err)
+				aux->verified = true;
+		} else {
+			err = 0;
+		}
+		if (!err)
+			memcpy(want, data + offset, p->digest_size);
+		dm_bufio_release(b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Index of the extent covering @block, starting the search at @hint. */
+static u64 find_extent(const struct extverity_target *v, u64 block, u64 hint)
+{
+	u64 lo = 0, hi = v->nr_ext;
+
+	if (hint < v->nr_ext && block >= v->ext[hint].start) {
+		if (block - v->ext[hint].start < v->ext[hint].count)
+			return hint;
+		if (hint + 1 < v->nr_ext &&
+		    block - v->ext[hint + 1].start < v->ext[hint + 1].count)
+			return hint + 1;
+	}
+	/* The extents partition the device: the last one starting <= block. */
+	while (hi - lo > 1) {
+		u64 mid = lo + (hi - lo) / 2;
+
+		if (v->ext[mid].start <= block)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A request to read ahead the hash blocks a bio will need. */
+struct extverity_prefetch {
+	struct work_struct work;
+	struct extverity_target *v;
+	u64 block;
+	unsigned int n_blocks;
+};
+
+/* Prefetch, level by level, the hash blocks of leaves @first..@last of @t. */
+static void prefetch_tree(struct extverity_target *v, u32 t, u64 first,
+			  u64 last)
+{
+	const struct extverity_params *p = &v->p;
+	const struct extverity_mtree *tree = &v->trees[t];
+	struct extverity_geometry g;
+	u64 hfirst, hlast;
+	u32 level, offset;
+
+	extverity_tree_geometry(p, tree->data_size, &g);
+	for (level = 0; level < g.num_levels; level++) {
+		u32 shift = level * p->log_digests_per_block;
+
+		extverity_digest_pos(p, &g, tree->top, tree->levels, level,
+				     first >> shift, &hfirst, &offset);
+		extverity_digest_pos(p, &g, tree->top, tree->levels, level,
+				     last >> shift, &hlast, &offset);
+		dm_bufio_prefetch(v->bufio, hfirst, hlast - hfirst + 1);
+	}
+}
+
+static void prefetch_work(struct work_struct *w)
+{
+	struct extverity_prefetch *pw =
+		container_of(w, struct extverity_prefetch, work);
+	struct extverity_target *v = pw->v;
+	u64 block = pw->block, end = pw->block + pw->n_blocks, idx = 0;
+
+	while (block < end) {
+		const struct extverity_ext *e;
+		u64 stop;
+
+		idx = find_extent(v, block, idx);
+		e = &v->ext[idx];
+		stop = min(end, e->start + e->count);
+		if (e->tree != EXTVERITY_TREE_ZERO)
+			prefetch_tree(v, e->tree, e->leaf + (block - e->start),
+				      e->leaf + (stop - 1 - e->start));
+		block = stop;
+	}
+	kfree(pw);
+}
+
+/**
+ * extverity_submit_prefetch() - start reading the hash blocks of a bio
+ * @v: the target
+ * @block: first data block of the bio
+ * @n_blocks: its length in blocks
+ *
+ * Best effort, so that hash blocks are read while the data is: nothing
+ * happens if memory is short.
+ */
+void extverity_submit_prefetch(struct extverity_target *v, u64 block,
+			       unsigned int n_blocks)
+{
+	struct extverity_prefetch *pw;
+
+	if (v->verified_blocks) {
+		while (n_blocks && test_bit(block, v->verified_blocks)) {
+			block++;
+			n_blocks--;
+		}
+	}
+	if (!n_blocks)
+		return;
+	pw = kmalloc(sizeof(*pw), GFP_NOIO | __GFP_NORETRY | __GFP_NOMEMALLOC |
+		     __GFP_NOWARN);
+	if (!pw)
+		return;
+	INIT_WORK(&pw->work, prefetch_work);
+	pw->v = v;
+	pw->block = block;
+	pw->n_blocks = n_blocks;
+	queue_work(v->wq, &pw->work);
+}
+
+/* Replace the next block of the bio with zeros. */
+static void zero_bio_block(struct extverity_target *v, struct bio *bio,
+			   struct bvec_iter *iter)
+{
+	unsigned int todo = v->p.block_size;
+
+	while (todo) {
+		struct bio_vec bv = bio_iter_iovec(bio, *iter);
+
+		bv.bv_len = min(bv.bv_len, todo);
+		memzero_bvec(&bv);
+		bio_advance_iter(bio, iter, bv.bv_len);
+		todo -= bv.bv_len;
+	}
+}
+
+/* Copy one block from @data into the bio at @iter. */
+static void copy_to_bio_block(struct extverity_target *v, struct bio *bio,
+			      struct bvec_iter iter, const u8 *data)
+{
+	unsigned int todo = v->p.block_size;
+
+	while (todo) {
+		struct bio_vec bv = bio_iter_iovec(bio, iter);
+
+		bv.bv_len = min(bv.bv_len, todo);
+		memcpy_to_bvec(&bv, data);
+		bio_advance_iter(bio, &iter, bv.bv_len);
+		data += bv.bv_len;
+		todo -= bv.bv_len;
+	}
+}
+
+/*
+ * The block read did not match its digest.  Before calling it corrupt, read
+ * it again into a private buffer and check that (dm-verity's recheck): with
+ * O_DIRECT the pages belong to userspace, which may change them while the
+ * read is in flight.  If the fresh copy matches, the bio returns it.
+ * Returns 0, -EBADMSG if the block really is corrupt, or an I/O error.
+ */
+static noinline int recheck_block(struct extverity_target *v,
+				  struct extverity_io *io, struct bio *bio,
+				  struct bvec_iter start, u64 block,
+				  const u8 *want)
+{
+	u8 real[EXTVERITY_MAX_DIGEST_SIZE];
+	struct dm_buffer *b;
+	u8 *data;
+	int err;
+
+	data = dm_bufio_read(v->data_bufio, block, &b);
+	if (IS_ERR(data))
+		return PTR_ERR(data);
+	err = extverity_hash_block(v, extverity_io_desc(io), data, real);
+	if (!err && crypto_memneq(real, want, v->p.digest_size))
+		err = -EBADMSG;
+	if (!err)
+		copy_to_bio_block(v, bio, start, data);
+	dm_bufio_release(b);
+	/* Always re-read from the device: never answer from this cache. */
+	dm_bufio_forget(v->data_bufio, block);
+	return err;
+}
+
+/* Verify data block @block, the next block of the bio at @iter. */
+static int verify_block(struct extverity_target *v, struct extverity_io *io,
+			struct bio *bio, struct bvec_iter *iter,
+			const struct extverity_ext *e, u64 block)
+{
+	u8 want[EXTVERITY_MAX_DIGEST_SIZE], real[EXTVERITY_MAX_DIGEST_SIZE];
+	u64 leaf = e->leaf + (block - e->start);
+	struct bvec_iter start = *iter;
+	int err;
+
+	err = leaf_digest(v, io, e->tree, leaf, want);
+	if (err == -EBADMSG) {
+		bio_advance_iter(bio, iter, v->p.block_size);
+		return handle_corruption(v, e, block, EXTVERITY_HASH_CORRUPT);
+	}
+	if (err)
+		return err;
+	err = extverity_hash_bio_block(v, extverity_io_desc(io), bio, iter,
+				       real);
+	if (err)
+		return err;
+	if (crypto_memneq(want, real, v->p.digest_size)) {
+		err = recheck_block(v, io, bio, start, block, want);
+		if (err == -EBADMSG)
+			return handle_corruption(v, e, block,
+						 EXTVERITY_DATA_CORRUPT);
+		if (err)
+			return err;
+	}
+	this_cpu_inc(v->stats->verified);
+	if (v->verified_blocks)
+		set_bit(block, v->verified_blocks);
+	return 0;
+}
+
+static int verify_io(struct extverity_io *io, struct bio *bio)
+{
+	struct extverity_target *v = io->v;
+	struct bvec_iter iter = io->iter;
+	u64 idx = 0, block;
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < io->n_blocks; i++) {
+		const struct extverity_ext *e;
+
+		block = io->block + i;
+		idx = find_extent(v, block, idx);
+		e = &v->ext[idx];
+		if (e->tree == EXTVERITY_TREE_ZERO) {
+			zero_bio_block(v, bio, &iter);
+			this_cpu_inc(v->stats->zero);
+			continue;
+		}
+		if (v->verified_blocks && test_bit(block, v->verified_blocks)) {
+			bio_advance_iter(bio, &iter, v->p.block_size);
+			continue;
+		}
+		err = verify_block(v, io, bio, &iter, e, block);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+static void finish_io(struct extverity_io *io, struct bio *bio,
+		      blk_status_t status)
+{
+	bio->bi_end_io = io->orig_bi_end_io;
+	bio->bi_status = status;
+	bio_endio(bio);
+}
+
+static bool system_shutting_down(void)
+{
+	return system_state == SYSTEM_HALT || system_state == SYSTEM_POWER_OFF ||
+	       system_state == SYSTEM_RESTART;
+}
+
+/* The data device failed a read: apply restart_on_error / panic_on_error. */
+static void handle_io_error(struct extverity_target *v)
+{
+	const char *dev = dm_device_name(dm_table_get_md(v->ti->table));
+
+	if (system_shutting_down())
+		return;
+	DMERR_LIMIT("%s: data device I/O error", dev);
+	if (v->opts & EXTVERITY_OPT_RESTART_ON_ERROR)
+		kernel_restart("dm-extverity device has I/O error");
+	if (v->opts & EXTVERITY_OPT_PANIC_ON_ERROR)
+		panic("dm-extverity device has I/O error");
+}
+
+static void extverity_work(struct work_struct *w)
+{
+	struct extverity_io *io = container_of(w, struct extverity_io, work);
+	struct extverity_target *v = io->v;
+	struct bio *bio = dm_bio_from_per_bio_data(io, v->ti->per_io_data_size);
+	int err;
+
+	if (bio->bi_status) {
+		handle_io_error(v);
+		finish_io(io, bio, bio->bi_status);
+		return;
+	}
+	err = verify_io(io, bio);
+	if (err && err != -EBADMSG) {
+		/* Hash device or crypto failure, not corruption. */
+		DMERR_LIMIT("%s: cannot verify block: error %d",
+			    dm_device_name(dm_table_get_md(v->ti->table)), err);
+		handle_io_error(v);
+	}
+	/* Corruption and failures alike fail the bio with EIO. */
+	finish_io(io, bio, err ? BLK_STS_IOERR : BLK_STS_OK);
+}
+
+/**
+ * extverity_end_io() - completion of a read of the data device
+ * @bio: the bio, with bi_private pointing at its struct extverity_io
+ *
+ * Verification hashes and may read hash blocks, so it runs in a worker.  A
+ * failed read needs a worker only for restart_on_error / panic_on_error
+ * (kernel_restart() sleeps); a failed readahead never triggers them.
+ */
+void extverity_end_io(struct bio *bio)
+{
+	struct extverity_io *io = bio->bi_private;
+	struct extverity_target *v = io->v;
+
+	if (bio->bi_status &&
+	    (!(v->opts & EXTVERITY_ERROR_MODES) || (bio->bi_opf & REQ_RAHEAD))) {
+		finish_io(io, bio, bio->bi_status);
+		return;
+	}
+	INIT_WORK(&io->work, extverity_work);
+	queue_work(v->wq, &io->work);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-extverity: private definitions shared by the files of the target.
+ *
+ * The target verifies every read of a filesystem image against per-file
+ * fs-verity Merkle trees described by an authenticated manifest (see
+ * docs/format.md and docs/table.md).  The files split by concern:
+ *
+ *	dm-extverity-target.c	table line, device-mapper hooks, status
+ *	dm-extverity-manifest.c	reading, authenticating and loading the manifest
+ *	dm-extverity-hash.c	the only user of the crypto API
+ *	dm-extverity-verify.c	the read path: tree walk and corruption handling
+ *	dm-extverity-format.c	on-disk rules, shared with the userspace tool
+ */
+#ifndef DM_EXTVERITY_H
+#define DM_EXTVERITY_H
+
+#include <linux/bio.h>
+#include <linux/device-mapper.h>
+#include <linux/dm-bufio.h>
+#include <linux/workqueue.h>
+#include <crypto/hash.h>
+
+#include "dm-extverity-format.h"
+
+#define DM_MSG_PREFIX			"extverity"
+
+/* Table line options, one bit each; see extverity_opts[]. */
+#define EXTVERITY_OPT_IGNORE_CORRUPTION		BIT(0)
+#define EXTVERITY_OPT_RESTART_ON_CORRUPTION	BIT(1)
+#define EXTVERITY_OPT_PANIC_ON_CORRUPTION	BIT(2)
+#define EXTVERITY_OPT_RESTART_ON_ERROR		BIT(3)
+#define EXTVERITY_OPT_PANIC_ON_ERROR		BIT(4)
+#define EXTVERITY_OPT_CHECK_AT_MOST_ONCE	BIT(5)
+
+#define EXTVERITY_CORRUPTION_MODES	(EXTVERITY_OPT_IGNORE_CORRUPTION | \
+					 EXTVERITY_OPT_RESTART_ON_CORRUPTION | \
+					 EXTVERITY_OPT_PANIC_ON_CORRUPTION)
+#define EXTVERITY_ERROR_MODES		(EXTVERITY_OPT_RESTART_ON_ERROR | \
+					 EXTVERITY_OPT_PANIC_ON_ERROR)
+
+/*
+ * struct extverity_ext - one extent map rule, in CPU byte order
+ *
+ * Same fields and size as struct extverity_extent: the section is read
+ * straight into an array of these and converted in place, so the extent map
+ * costs 32 bytes of kernel memory per extent and nothing transient.
+ */
+struct extverity_ext {
+	u64 start;	/* first data block */
+	u64 leaf;	/* leaf index of @start in the tree */
+	u32 count;	/* blocks */
+	u32 tree;	/* tree index or EXTVERITY_TREE_ZERO */
+	u64 inode;	/* for reports; 0 for metadata and zero ranges */
+};
+
+/*
+ * struct extverity_mtree - one tree, in CPU byte order (32 bytes)
+ *
+ * The geometry (levels, level offsets) is recomputed from @data_size on use
+ * by extverity_tree_geometry(): a loop of at most EXTVERITY_MAX_LEVELS shifts,
+ * far cheaper than the block hash it precedes, where storing it would triple
+ * the memory of every tree.  The root digest lives in extverity_target.roots.
+ */
+struct extverity_mtree {
+	u64 data_size;	/* bytes the tree covers */
+	u64 top;	/* byte offset of the packed top block in the hash area */
+	u64 levels;	/* first hash-area block of the lower levels */
+	/*
+	 * dm-bufio generation (struct extverity_buf_aux.gen) of the TOPS
+	 * buffer this tree's top was last checked against its root in; 0 for
+	 * never.  Written with WRITE_ONCE while the buffer is held, so a
+	 * re-read of the block gets a new generation and is checked again.
+	 */
+	u64 top_gen;
+};
+
+/* Per-CPU counters, summed for the status line. */
+struct extverity_stats {
+	u64 verified;	/* data blocks hashed and found intact */
+	u64 corrupt;	/* data blocks that failed verification */
+	u64 zero;	/* blocks of zero ranges returned as zeros */
+};
+
+/**
+ * struct extverity_target - one extverity table target
+ * @ti: the dm target
+ * @data_dev: device holding the data image
+ * @hash_dev: device holding the hash area
+ * @hash_start: sector of the hash area on @hash_dev
+ * @opts: EXTVERITY_OPT_* bits from the table line
+ * @root: root digest from the table line (hash of the superblock)
+ * @p: the validated superblock
+ * @salt: the salt from the superblock
+ * @tfm: the hash transform (sha256 or sha512)
+ * @salted_state: exported hash state after the padded salt; importing it
+ *	starts a block hash without re-hashing the salt
+ * @zero_block: @p.block_size zero bytes, to pad packed top blocks
+ * @bufio: hash-area blocks, cached; buffers carry struct extverity_buf_aux
+ * @data_bufio: data blocks re-read after a mismatch (never kept cached)
+ * @ext: extent map, @nr_ext records sorted by start, partitioning the device
+ * @nr_ext: number of extents
+ * @trees: tree table, @nr_trees records
+ * @roots: @nr_trees root digests of @p.digest_size bytes each
+ * @nr_trees: number of trees
+ * @verified_blocks: with check_at_most_once, a bit per data block that has
+ *	been verified (atomic set_bit/test_bit, no lock: a lost race only
+ *	verifies a block twice)
+ * @wq: verification workqueue
+ * @stats: per-CPU counters
+ * @uevents: corruption uevents sent, capped at EXTVERITY_UEVENT_MAX
+ * @corrupted: set once any corruption has been seen (status 'C')
+ */
+struct extverity_target {
+	struct dm_target *ti;
+	struct dm_dev *data_dev;
+	struct dm_dev *hash_dev;
+	sector_t hash_start;
+	unsigned int opts;
+	u8 root[EXTVERITY_MAX_DIGEST_SIZE];
+	struct extverity_params p;
+	u8 salt[EXTVERITY_MAX_SALT_SIZE];
+
+	struct crypto_shash *tfm;
+	u8 *salted_state;
+	u8 *zero_block;
+
+	struct dm_bufio_client *bufio;
+	struct dm_bufio_client *data_bufio;
+	struct extverity_ext *ext;
+	u64 nr_ext;
+	struct extverity_mtree *trees;
+	u8 *roots;
+	u32 nr_trees;
+	unsigned long *verified_blocks;
+
+	struct workqueue_struct *wq;
+	struct extverity_stats __percpu *stats;
+	atomic_t uevents;
+	bool corrupted;
+};
+
+/*
+ * struct extverity_io - per-bio data (ti->per_io_data_size)
+ *
+ * Followed by the shash descriptor used to hash this bio's blocks (its size
+ * depends on the algorithm), so the read path never allocates.
+ */
+struct extverity_io {
+	struct extverity_target *v;
+	bio_end_io_t *orig_bi_end_io;
+	struct bvec_iter iter;	/* the bio's data, saved before submission */
+	u64 block;		/* first data block */
+	unsigned int n_blocks;
+	struct work_struct work;
+};
+
+static inline struct shash_desc *extverity_io_desc(struct extverity_io *io)
+{
+	return (struct shash_desc *)(io + 1);
+}
+
+/*
+ * struct extverity_buf_aux - state attached to every dm-bufio buffer
+ * @gen: unique number given when the buffer is (re)filled from disk
+ * @verified: the block (a LEVELS block) matched the digest in its parent
+ *
+ * Both are written without a lock while the buffer is held: a block's
+ * contents cannot change while any holder exists, and a racing verifier
+ * can only write the same value, so the worst case is hashing twice.
+ */
+struct extverity_buf_aux {
+	u64 gen;
+	bool verified;
+};
+
+/* dm-extverity-hash.c */
+int extverity_hash_init(struct extverity_target *v, const char *alg_name);
+void extverity_hash_exit(struct extverity_target *v);
+int extverity_hash_prepare_salt(struct extverity_target *v);
+int extverity_hash_plain(struct extverity_target *v, const void *data,
+			 size_t len, u8 *out);
+int extverity_hash_block(struct extverity_target *v, struct shash_desc *desc,
+			 const void *data, u8 *out);
+int extverity_hash_top(struct extverity_target *v, struct shash_desc *desc,
+		       const void *data, u32 len, u8 *out);
+int extverity_hash_bio_block(struct extverity_target *v,
+			     struct shash_desc *desc, struct bio *bio,
+			     struct bvec_iter *iter, u8 *out);
+
+/* dm-extverity-manifest.c */
+int extverity_load_manifest(struct extverity_target *v, char **error);
+void extverity_free_manifest(struct extverity_target *v);
+
+/* dm-extverity-verify.c */
+void extverity_bufio_alloc(struct dm_buffer *b);
+void extverity_end_io(struct bio *bio);
+void extverity_submit_prefetch(struct extverity_target *v, u64 block,
+			       unsigned int n_blocks);
+
+#endif /* DM_EXTVERITY_H */
