@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# Helpers for scenario scripts running inside the test guest (busybox sh).
+# The host gets these lines back through the results file and the console.
+#
+#   gpass NAME            record "PASS NAME"
+#   gfail NAME WHY...     record "FAIL NAME: WHY"
+#   gcheck NAME CMD...    pass when CMD exits 0
+#   gcheck_fails NAME CMD...  pass when CMD exits non-zero
+#   dmesg_mark            remember the kernel log position
+#   dmesg_new             the kernel log lines since the last dmesg_mark
+#   uevent_start FILE / uevent_stop   record kernel uevents to FILE
+#   ext_insmod            insert /modules/dm-extverity.ko (once)
+
+: "${RESULTS:=/results/results}"
+
+gpass() {
+	echo "PASS $1" >>"$RESULTS"
+	echo "EVT-RESULT PASS $1"
+}
+
+gfail() {
+	_gf_n=$1
+	shift
+	echo "FAIL $_gf_n: $*" >>"$RESULTS"
+	echo "EVT-RESULT FAIL $_gf_n: $*"
+}
+
+# Scenario functions share the shell's variables: these use their own names.
+gcheck() {
+	_gc_n=$1
+	shift
+	if "$@" >/tmp/gcheck.out 2>&1; then
+		gpass "$_gc_n"
+	else
+		gfail "$_gc_n" "exit $?: $* ($(tail -n 3 /tmp/gcheck.out | tr '\n' ' '))"
+	fi
+}
+
+gcheck_fails() {
+	_gc_n=$1
+	shift
+	if "$@" >/tmp/gcheck.out 2>&1; then
+		gfail "$_gc_n" "succeeded, should have failed: $*"
+	else
+		gpass "$_gc_n"
+	fi
+}
+
+dmesg_mark() {
+	_dmesg_lines=$(dmesg | wc -l)
+}
+
+dmesg_new() {
+	dmesg | tail -n +$((${_dmesg_lines:-0} + 1))
+}
+
+# busybox uevent runs a helper per event with the event in its environment.
+uevent_start() {
+	_uevent_file=$1
+	: >"$_uevent_file"
+	cat >/tmp/uevent-helper <<EOF
+#!/bin/sh
+{ echo "== \$ACTION \$DEVPATH"; env | grep -v -E '^(PATH|HOME|PWD|SHLVL|TERM|_)=' | sort; } >>$_uevent_file
+EOF
+	chmod 755 /tmp/uevent-helper
+	uevent /tmp/uevent-helper &
+	_uevent_pid=$!
+	sleep 0.2
+}
+
+uevent_stop() {
+	[ -n "${_uevent_pid:-}" ] && kill "$_uevent_pid" 2>/dev/null
+	_uevent_pid=
+}
+
+ext_insmod() {
+	grep -q '^dm_extverity ' /proc/modules && return 0
+	if [ ! -f /modules/dm-extverity.ko ]; then
+		echo "no /modules/dm-extverity.ko in the initramfs"
+		return 1
+	fi
+	insmod /modules/dm-extverity.ko
+}
+
+# dev_gone NAME: the mapped device NAME does not exist.
+dev_gone() {
+	! dmsetup ls 2>/dev/null | grep -q "^$1[[:space:]]"
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the initramfs the VM tests boot: static busybox, dmsetup and the
+# extverity tool with the libraries ldd lists, the kernel modules a virtio
+# disk and device-mapper need, our dm-extverity.ko when it has been built,
+# and a generic /init (tests/vm/init) that runs the scenario found on the
+# control disk.
+#
+# Usage: tests/vm/mkinitramfs.sh [OUTPUT]      (default build/vm/initramfs.cpio.gz)
+#   KVER     kernel version (default: the newest in /lib/modules)
+#   EXTVERITY_RELEASE, MODULE   the tool and the .ko to include (default:
+#            tools/extverity and drivers/md/dm-extverity.ko)
+#
+# The image is rebuilt only when an input changed: a signature of every
+# input (path, size, mtime) is kept next to it.  Prints the output path.
+set -eu
+TOPDIR=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:-$TOPDIR/build/vm/initramfs.cpio.gz}
+: "${KVER:=$(ls /lib/modules | sort -V | tail -n 1)}"
+MODDIR=/lib/modules/$KVER
+
+# Loaded by /init in this order (dependencies are added in front).
+MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
+	virtio_pci virtio_blk dm-mod dm-bufio reed_solomon dm-verity loop
+	sha256-ssse3 sha512_generic"
+BINARIES="/bin/busybox /usr/sbin/dmsetup"
+TOOL=${EXTVERITY_RELEASE:-$TOPDIR/tools/extverity}
+EXTMOD=${MODULE:-$TOPDIR/drivers/md/dm-extverity.ko}
+INIT=$TOPDIR/tests/vm/init
+
+die() { echo "mkinitramfs: $*" >&2; exit 1; }
+[ -d "$MODDIR" ] || die "no modules for kernel $KVER in $MODDIR"
+
+# modpath NAME: the module's path relative to $MODDIR, from modules.dep.
+modpath() {
+	local re=${1//[-_]/[-_]}
+	grep -Eo "^[^:]*/${re}\.ko(\.xz|\.zst|\.gz)?:" "$MODDIR/modules.dep" |
+		head -n 1 | tr -d :
+}
+
+# Resolve every module with its dependencies, dependencies first.
+declare -A seen=()
+order=()
+add_module() {
+	local path=$1 dep
+	[ -n "${seen[$path]:-}" ] && return 0
+	seen[$path]=1
+	for dep in $(grep -E "^$path:" "$MODDIR/modules.dep" | cut -d: -f2); do
+		add_module "$dep"
+	done
+	order+=("$path")
+}
+for m in $MODULES; do
+	p=$(modpath "$m")
+	[ -n "$p" ] || die "module $m not found in $MODDIR/modules.dep"
+	add_module "$p"
+done
+
+libs_of() {
+	ldd "$1" 2>/dev/null | grep -Eo '(/[^ ]+)' | grep -v "^$1\$" || true
+}
+files=("$INIT" "$0")
+for b in $BINARIES; do files+=("$b"); done
+[ -x "$TOOL" ] && files+=("$TOOL")
+[ -f "$EXTMOD" ] && files+=("$EXTMOD")
+for p in "${order[@]}"; do files+=("$MODDIR/$p"); done
+libs=$(for b in $BINARIES $([ -x "$TOOL" ] && echo "$TOOL"); do libs_of "$b"; done | sort -u)
+for l in $libs; do files+=("$l"); done
+
+sig=$(for f in "${files[@]}"; do stat -L -c '%n %s %Y' "$f"; done; echo "$KVER")
+sig=$(sha256sum <<<"$sig" | cut -d' ' -f1)
+if [ -f "$OUT" ] && [ "$(cat "$OUT.sig" 2>/dev/null)" = "$sig" ]; then
+	echo "$OUT"
+	exit 0
+fi
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,mnt,ctl,results,modules,lib64}
+mknod "$root/dev/console" c 5 1
+mknod "$root/dev/null" c 1 3
+cp "$INIT" "$root/init"
+chmod 755 "$root/init"
+cp /bin/busybox "$root/bin/busybox"
+cp /usr/sbin/dmsetup "$root/sbin/dmsetup"
+[ -x "$TOOL" ] && cp "$TOOL" "$root/bin/extverity"
+for l in $libs; do
+	mkdir -p "$root$(dirname "$l")"
+	cp -L "$l" "$root$l"
+done
+: >"$root/modules/load"
+for p in "${order[@]}"; do
+	name=$(basename "$p")
+	case $name in
+	*.xz) xz -dc "$MODDIR/$p" >"$root/modules/${name%.xz}"; name=${name%.xz} ;;
+	*.zst) zstd -qdc "$MODDIR/$p" >"$root/modules/${name%.zst}"; name=${name%.zst} ;;
+	*.gz) gzip -dc "$MODDIR/$p" >"$root/modules/${name%.gz}"; name=${name%.gz} ;;
+	*) cp "$MODDIR/$p" "$root/modules/$name" ;;
+	esac
+	echo "$name" >>"$root/modules/load"
+done
+# Not in the load list: scenarios insert it themselves, to test the result.
+[ -f "$EXTMOD" ] && cp "$EXTMOD" "$root/modules/dm-extverity.ko"
+echo "$KVER" >"$root/modules/kver"
+
+mkdir -p "$(dirname "$OUT")"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) |
+	gzip -1 >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+echo "$sig" >"$OUT.sig"
+echo "$OUT"

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC1091
+# shellcheck shell=sh
+#
+# Guest side of t-vm-extverity.sh, scenario 4: MODE=restart|panic and
+# KIND=corruption|error (/ctl/mode).  KIND=corruption reads the damaged
+# block of /dev/vdd; KIND=error reads a block that the underlying device
+# fails (a dm "error" range under the data device).  Either must take the
+# guest down; the host checks how qemu ended and what the console shows.
+. /ctl/guest-lib.sh
+. /ctl/params
+. /ctl/mode
+
+if ! ext_insmod >/tmp/insmod.out 2>&1; then
+	gfail insmod "$(cat /tmp/insmod.out)"
+	exit 0
+fi
+data=$D_DATA
+if [ "$KIND" = error ]; then
+	spb=$((BS / 512))
+	s=$((DPHYS * spb))
+	printf '%s\n' "0 $s linear $D_IMG 0" "$s $spb error" \
+		"$((s + spb)) $((BLOCKS * spb - s - spb)) linear $D_IMG $((s + spb))" |
+		dmsetup create --noudevsync --readonly evio
+	dmsetup mknodes evio
+	data=/dev/mapper/evio
+fi
+line=$(extverity table "--$MODE-on-$KIND" "$data" "$D_HASH" "$ROOT" 2>&1)
+echo "table: $line"
+case $line in
+*" 1 ${MODE}_on_$KIND"*) gpass table-has-option ;;
+*) gfail table-has-option "$line" ;;
+esac
+if ! dmsetup create --noudevsync --readonly evf --table "$line" >/tmp/c.out 2>&1; then
+	gfail create "$(cat /tmp/c.out)"
+	exit 0
+fi
+dmsetup mknodes evf
+gcheck intact-block-reads dd if=/dev/mapper/evf of=/dev/null bs="$BS" count=1 iflag=direct
+gpass reading-bad-block
+sync
+dd if=/dev/mapper/evf of=/dev/null bs="$BS" skip="$DPHYS" count=1 iflag=direct
+sleep 5
+gfail "$MODE" "still running 5 s after reading block $DPHYS"

@@ -1,0 +1,507 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC1091
+# shellcheck shell=sh
+#
+# Guest side of t-vm-extverity.sh, main boot: scenarios 1-3, 4
+# (ignore_corruption), 5-10.  /ctl/params (written by the host) names the
+# disks (D_*) and what was damaged where.
+. /ctl/guest-lib.sh
+. /ctl/params
+
+mkdir -p /mnt/e /mnt/o
+LEN=$((BLOCKS * BS / 512))
+SPB=$((BS / 512))
+
+if ! ext_insmod >/tmp/insmod.out 2>&1; then
+	gfail insmod "$(cat /tmp/insmod.out)"
+	exit 0
+fi
+gpass insmod
+
+# table_for DATA HASH [ROOT] [OPTS...]: the line `extverity table` prints.
+table_for() {
+	_d=$1 _h=$2 _r=$ROOT
+	shift 2
+	if [ $# -gt 0 ]; then
+		_r=$1
+		shift
+	fi
+	extverity table "$@" "$_d" "$_h" "$_r"
+}
+
+# line_ok LINE DATA HASH SECTOR ROOT: the fields of a table line.
+line_ok() {
+	echo "$1" | awk -v len="$LEN" -v s="$4" -v r="$5" -v d="$2" -v h="$3" '
+		$1 == 0 && $2 == len && $3 == "extverity" && $4 == 1 &&
+		$7 == s && $8 == "sha256" && $9 == r && NF == 9 {ok = 1}
+		END {exit !ok}'
+}
+
+# create NAME DATA HASH [ROOT] [TABLE OPTIONS...]
+create() {
+	_cr_n=$1
+	shift
+	_line=$(table_for "$@") || { echo "extverity table failed"; return 1; }
+	echo "table $_cr_n: $_line"
+	dmsetup create --noudevsync --readonly "$_cr_n" --table "$_line" &&
+		dmsetup mknodes "$_cr_n"
+}
+
+status_flag() {
+	dmsetup status "$1" | awk '{print $4}'
+}
+
+# blk_read DEV BLOCK: read one block of DEV, not from the page cache.
+blk_read() {
+	echo 1 >/proc/sys/vm/drop_caches
+	dd if="$1" of=/dev/null bs="$BS" skip="$2" count=1 2>/dev/null
+}
+
+# file_blk FILE BLOCK: read block BLOCK of a file through the page cache.
+file_blk() {
+	dd if="$1" of=/dev/null bs="$BS" skip="$2" count=1 2>/dev/null
+}
+
+# ---------------------------------------------------------------- 1
+echo "== 1: intact image"
+line=$(extverity table "$D_IMG" "$D_HASH" "$ROOT" 2>&1)
+if line_ok "$line" "$D_IMG" "$D_HASH" 0 "$ROOT"; then gpass s1-table-line
+else gfail s1-table-line "got: $line"; fi
+if create ev "$D_IMG" "$D_HASH" >/tmp/c.out 2>&1; then
+	gpass s1-create
+	sum=$(sha256sum </dev/mapper/ev | cut -d' ' -f1)
+	if [ "$sum" = "$IMAGE_SHA256" ]; then gpass s1-device-equals-image
+	else gfail s1-device-equals-image "device $sum, image $IMAGE_SHA256"; fi
+	gcheck s1-mount mount -t ext4 -o ro,noload /dev/mapper/ev /mnt/e
+	gcheck s1-files-match sh -c 'cd /mnt/e && sha256sum -c -s /ctl/src.sha256'
+	case $(status_flag ev) in
+	V*) gpass s1-status-V ;;
+	*) gfail s1-status-V "$(dmsetup status ev)" ;;
+	esac
+	echo "status ev: $(dmsetup status ev)"
+	# Scenario 6: writes fail.
+	gcheck_fails s6-write-fails dd if=/dev/zero of=/dev/mapper/ev bs=$BS count=1 seek=1 conv=fsync
+	umount /mnt/e
+else
+	gfail s1-create "$(cat /tmp/c.out)"
+fi
+
+# A table without --readonly over writable disks: refused, or writes fail
+# and never reach the disk.
+line=$(extverity table "$D_RW" "$D_HRW" "$ROOT")
+if dmsetup create --noudevsync evw --table "$line" >/tmp/c.out 2>&1; then
+	dmsetup mknodes evw
+	gcheck_fails "s6-write-rw-table-fails (table accepted read-write)" \
+		dd if=/dev/zero of=/dev/mapper/evw bs=$BS count=1 seek=1 oflag=direct
+	dmsetup remove --noudevsync evw
+else
+	gpass "s6-write-rw-table-fails (read-write table refused: $(tail -n 1 /tmp/c.out))"
+fi
+sum=$(sha256sum <"$D_RW" | cut -d' ' -f1)
+if [ "$sum" = "$IMAGE_SHA256" ]; then gpass s6-write-disk-unchanged
+else gfail s6-write-disk-unchanged "the data disk changed"; fi
+
+# ---------------------------------------------------------------- 2
+echo "== 2: flipped byte in $DFILE block 2 (disk block $DPHYS)"
+dmesg_mark
+if create evd "$D_DATA" "$D_HASH" >/tmp/c.out 2>&1; then
+	# After the create: dm's own change event (DM_COOKIE) does not count.
+	uevent_start /tmp/uevents
+	gcheck s2-mount mount -t ext4 -o ro,noload /dev/mapper/evd /mnt/o
+	gcheck s2-block0-reads file_blk "/mnt/o$DFILE" 0
+	gcheck s2-block1-reads file_blk "/mnt/o$DFILE" 1
+	gcheck_fails s2-block2-eio file_blk "/mnt/o$DFILE" 2
+	err=$(dd if="/mnt/o$DFILE" of=/dev/null bs=$BS skip=2 count=1 2>&1)
+	case $err in
+	*"Input/output error"* | *"I/O error"*) gpass s2-error-is-EIO ;;
+	*) gfail s2-error-is-EIO "dd said: $err" ;;
+	esac
+	[ $((DSIZE / BS)) -ge 4 ] && gcheck s2-block3-reads file_blk "/mnt/o$DFILE" 3
+	gcheck s2-other-files-read sh -c "cd /mnt/o && grep -v ' \\.$DFILE\$' /ctl/src.sha256 | sha256sum -c -s"
+	sleep 0.5
+	case $(status_flag evd) in
+	C*) gpass s2-status-C ;;
+	*) gfail s2-status-C "$(dmsetup status evd)" ;;
+	esac
+	echo "status evd: $(dmsetup status evd)"
+	new=$(dmesg_new | grep -i extverity)
+	echo "$new"
+	if echo "$new" | grep -w -q "$DINO" && echo "$new" | grep -w -q -E '8192|8292'; then
+		gpass s2-dmesg-names-inode-and-offset
+	else
+		gfail s2-dmesg-names-inode-and-offset "inode $DINO / offset 8192 not in: $(echo "$new" | head -n 3)"
+	fi
+	umount /mnt/o
+	gcheck s2-raw-reads-before blk_read /dev/mapper/evd $((DPHYS - 1))
+	gcheck_fails s2-raw-fails-at-block blk_read /dev/mapper/evd "$DPHYS"
+	gcheck s2-raw-reads-after blk_read /dev/mapper/evd $((DPHYS + 1))
+	gcheck s2-raw-prefix-reads dd if=/dev/mapper/evd of=/dev/null bs=$BS count="$DPHYS"
+	sleep 0.5
+	uevent_stop
+	if grep -q '^== change .*dm-' /tmp/uevents &&
+		grep -E '^(DM_|EXTVERITY)' /tmp/uevents | grep -q -v '^DM_COOKIE='; then
+		gpass "s2-uevent ($(grep -E '^(DM_|EXTVERITY)' /tmp/uevents | grep -v '^DM_COOKIE=' | head -n 1))"
+	else
+		gfail s2-uevent "no change uevent with DM_ variables: $(head -c 300 /tmp/uevents | tr '\n' ' ')"
+	fi
+	cat /tmp/uevents
+	dmsetup remove --noudevsync evd
+else
+	gfail s2-create "$(cat /tmp/c.out)"
+fi
+
+# ---------------------------------------------------------------- 3
+echo "== 3: directory $DIR block (disk block $MPHYS)"
+dmesg_mark
+if create evm "$D_META" "$D_HASH" >/tmp/c.out 2>&1; then
+	gcheck s3-meta-mount mount -t ext4 -o ro,noload /dev/mapper/evm /mnt/o
+	# busybox ls ignores a failing readdir (exit 0), so look a file up
+	# in the directory instead: the lookup must read the damaged block.
+	dfile=$(awk -v d="./${DIR#/}/" 'index($2, d) == 1 &&
+		index(substr($2, length(d) + 1), "/") == 0 {print substr($2, 2); exit}' /ctl/src.sha256)
+	gcheck_fails s3-meta-dir-fails cat "/mnt/o$dfile"
+	gcheck s3-meta-other-file-reads sh -c "cd /mnt/o && grep ' \\.$OTHER\$' /ctl/src.sha256 | sha256sum -c -s"
+	umount /mnt/o
+	gcheck_fails s3-meta-raw-fails-at-block blk_read /dev/mapper/evm "$MPHYS"
+	gcheck s3-meta-raw-reads-before blk_read /dev/mapper/evm $((MPHYS - 1))
+	gcheck s3-meta-raw-reads-after blk_read /dev/mapper/evm $((MPHYS + 1))
+	if dmesg_new | grep -i extverity | grep -q -w "$MPHYS"; then gpass s3-meta-dmesg-names-block
+	else gfail s3-meta-dmesg-names-block "block $MPHYS not in: $(dmesg_new | grep -i extverity | head -n 2)"; fi
+	dmsetup remove --noudevsync evm
+else
+	gfail s3-meta-create "$(cat /tmp/c.out)"
+fi
+
+echo "== 3: $LFILE tree levels ($LNLEVELS levels, $L0BLOCKS level-0 blocks)"
+per=$((BS / 32))
+if [ "$LNLEVELS" -ge 2 ] && [ "$L0BLOCKS" -ge 2 ]; then
+	if create evl "$D_IMG" "$D_HL0" >/tmp/c.out 2>&1; then
+		gcheck s3-l0-mount mount -t ext4 -o ro,noload /dev/mapper/evl /mnt/o
+		gcheck s3-l0-block0-reads file_blk "/mnt/o$LFILE" 0
+		gcheck s3-l0-last-of-first-range-reads file_blk "/mnt/o$LFILE" $((per - 1))
+		gcheck_fails s3-l0-damaged-range-fails file_blk "/mnt/o$LFILE" $per
+		gcheck_fails s3-l0-damaged-range-end-fails file_blk "/mnt/o$LFILE" $((2 * per - 1))
+		if [ "$L0BLOCKS" -ge 3 ]; then
+			gcheck s3-l0-next-range-reads file_blk "/mnt/o$LFILE" $((2 * per))
+		fi
+		gcheck s3-l0-other-files-read sh -c "cd /mnt/o && grep -v ' \\.$LFILE\$' /ctl/src.sha256 | sha256sum -c -s"
+		umount /mnt/o
+		dmsetup remove --noudevsync evl
+	else
+		gfail s3-l0-create "$(cat /tmp/c.out)"
+	fi
+else
+	gfail s3-l0 "fixture's largest file $LFILE has no two-level tree"
+fi
+if create evt "$D_IMG" "$D_HTOP" >/tmp/c.out 2>&1; then
+	gcheck s3-top-mount mount -t ext4 -o ro,noload /dev/mapper/evt /mnt/o
+	gcheck_fails s3-top-block0-fails file_blk "/mnt/o$LFILE" 0
+	gcheck_fails s3-top-file-fails cat "/mnt/o$LFILE"
+	if [ -n "$SHARE_PATH" ]; then
+		gcheck s3-top-neighbour-reads sh -c "cd /mnt/o && grep ' \\.$SHARE_PATH\$' /ctl/src.sha256 | sha256sum -c -s"
+	else
+		gfail s3-top-neighbour-reads "no other tree's top in the same packed block"
+	fi
+	gcheck s3-top-other-files-read sh -c "cd /mnt/o && grep -v ' \\.$LFILE\$' /ctl/src.sha256 | sha256sum -c -s"
+	umount /mnt/o
+	dmsetup remove --noudevsync evt
+else
+	gfail s3-top-create "$(cat /tmp/c.out)"
+fi
+
+echo "== 3: manifest and root digest"
+dmesg_mark
+gcheck_fails s3-manifest-create-fails create evx "$D_IMG" "$D_HEXT"
+gcheck s3-manifest-no-device dev_gone evx
+new=$(dmesg_new)
+if echo "$new" | grep -q -i extverity; then gpass s3-manifest-dmesg
+else gfail s3-manifest-dmesg "no extverity line in dmesg: $new"; fi
+echo "$new"
+badroot=$( [ "${ROOT#0}" != "$ROOT" ] && echo "1${ROOT#0}" || echo "0${ROOT#?}")
+dmesg_mark
+# `extverity table` checks the digest itself; hand dmsetup the line anyway.
+line="0 $LEN extverity 1 $D_IMG $D_HASH 0 sha256 $badroot"
+gcheck_fails s3-wrong-root-create-fails dmsetup create --noudevsync --readonly evr --table "$line"
+gcheck s3-wrong-root-no-device dev_gone evr
+if dmesg_new | grep -q -i extverity; then gpass s3-wrong-root-dmesg
+else gfail s3-wrong-root-dmesg "no extverity line in dmesg"; fi
+dmesg_new
+gcheck_fails s3-wrong-root-tool-refuses extverity table "$D_IMG" "$D_HASH" "$badroot"
+
+# ---------------------------------------------------------------- 4
+echo "== 4: ignore_corruption"
+dmesg_mark
+if create evi "$D_DATA" "$D_HASH" "$ROOT" --ignore-corruption >/tmp/c.out 2>&1; then
+	gcheck s4-ignore-table-has-option sh -c 'dmsetup table evi | grep -q ignore_corruption'
+	gcheck s4-ignore-raw-block-reads blk_read /dev/mapper/evi "$DPHYS"
+	gcheck s4-ignore-whole-device-reads dd if=/dev/mapper/evi of=/dev/null bs=1M
+	sum=$(sha256sum </dev/mapper/evi | cut -d' ' -f1)
+	want=$(sha256sum <"$D_DATA" | cut -d' ' -f1)
+	if [ "$sum" = "$want" ]; then gpass s4-ignore-returns-disk-bytes
+	else gfail s4-ignore-returns-disk-bytes "device $sum, disk $want"; fi
+	if dmesg_new | grep -i extverity | grep -q -w -E "$DINO|$DPHYS"; then gpass s4-ignore-logged
+	else gfail s4-ignore-logged "no extverity line naming inode $DINO or block $DPHYS"; fi
+	dmsetup remove --noudevsync evi
+else
+	gfail s4-ignore-create "$(cat /tmp/c.out)"
+fi
+
+echo "== 4: an I/O error below, no options"
+s=$((DPHYS * SPB))
+printf '%s\n' "0 $s linear $D_IMG 0" "$s $SPB error" \
+	"$((s + SPB)) $((LEN - s - SPB)) linear $D_IMG $((s + SPB))" |
+	dmsetup create --noudevsync --readonly evio && dmsetup mknodes evio
+if create eve /dev/mapper/evio "$D_HASH" >/tmp/c.out 2>&1; then
+	gcheck_fails s4-ioerror-read-fails blk_read /dev/mapper/eve "$DPHYS"
+	gcheck s4-ioerror-next-block-reads blk_read /dev/mapper/eve $((DPHYS + 1))
+	dmsetup remove --noudevsync eve
+else
+	gfail s4-ioerror-create "$(cat /tmp/c.out)"
+fi
+dmsetup remove --noudevsync evio
+
+# ---------------------------------------------------------------- 5
+echo "== 5: check_at_most_once"
+# counters NAME: the numeric fields of the status, one per line.
+counters() {
+	dmsetup status "$1" | cut -d' ' -f5- | tr ' ' '\n' | sed 's/[^0-9]//g'
+}
+# deltas A B: per-field differences.
+deltas() {
+	printf '%s\n' "$1" >/tmp/d.a
+	printf '%s\n' "$2" >/tmp/d.b
+	paste -d' ' /tmp/d.a /tmp/d.b | awk '{print ($2 == "" || $1 == "") ? 0 : $2 - $1}'
+}
+twice() {
+	c0=$(counters "$1")
+	blk_read "/dev/mapper/$1" "$DPHYS"
+	c1=$(counters "$1")
+	blk_read "/dev/mapper/$1" "$DPHYS"
+	c2=$(counters "$1")
+	echo "status $1: $(dmsetup status "$1")"
+	deltas "$c0" "$c1" >"/tmp/$1.d1"
+	deltas "$c1" "$c2" >"/tmp/$1.d2"
+}
+if create evn "$D_IMG" "$D_HASH" && create evo "$D_IMG" "$D_HASH" "$ROOT" --check-at-most-once; then
+	gcheck s5-table-has-option sh -c 'dmsetup table evo | grep -q check_at_most_once'
+	twice evn
+	twice evo
+	# Some counter moves on every verified read of the normal device and
+	# moves on the first read only with check_at_most_once.
+	if paste -d' ' /tmp/evn.d2 /tmp/evo.d1 /tmp/evo.d2 |
+		awk '$1 > 0 && $2 > 0 && $3 == 0 {f = 1} END {exit !f}'; then
+		gpass s5-second-read-not-verified
+	else
+		gfail s5-second-read-not-verified "deltas normal 2nd read: $(tr '\n' ' ' </tmp/evn.d2); once 1st: $(tr '\n' ' ' </tmp/evo.d1); once 2nd: $(tr '\n' ' ' </tmp/evo.d2)"
+	fi
+	dmsetup remove --noudevsync evn
+	dmsetup remove --noudevsync evo
+else
+	gfail s5-create "could not create the devices"
+	dmsetup remove --noudevsync evn 2>/dev/null
+fi
+
+# ---------------------------------------------------------------- 6
+echo "== 6: free block $FREEBLK holds 0xff on disk"
+if create evf "$D_FREE" "$D_HASH" >/tmp/c.out 2>&1; then
+	gcheck s6-free-block-on-disk-is-garbage sh -c "dd if=$D_FREE bs=$BS skip=$FREEBLK count=1 2>/dev/null | od -An -tx1 | head -n 1 | grep -q ff"
+	dd if=/dev/mapper/evf of=/tmp/fb bs=$BS skip="$FREEBLK" count=1 2>/dev/null
+	head -c "$BS" /dev/zero >/tmp/zb
+	gcheck s6-free-block-reads-zeros cmp /tmp/fb /tmp/zb
+	sum=$(sha256sum </dev/mapper/evf | cut -d' ' -f1)
+	if [ "$sum" = "$IMAGE_SHA256" ]; then gpass s6-free-device-equals-clean-image
+	else gfail s6-free-device-equals-clean-image "device $sum"; fi
+	dmsetup remove --noudevsync evf
+else
+	gfail s6-free-create "$(cat /tmp/c.out)"
+fi
+
+# ---------------------------------------------------------------- 7
+echo "== 7: hash area appended at byte $SIZE"
+line=$(extverity table --hash-offset="$SIZE" "$D_APP" "$D_APP" "$AROOT" 2>&1)
+if line_ok "$line" "$D_APP" "$D_APP" $((SIZE / 512)) "$AROOT"; then gpass s7-table-line
+else gfail s7-table-line "got: $line"; fi
+if dmsetup create --noudevsync --readonly eva --table "$line" >/tmp/c.out 2>&1; then
+	dmsetup mknodes eva
+	sum=$(sha256sum </dev/mapper/eva | cut -d' ' -f1)
+	if [ "$sum" = "$IMAGE_SHA256" ]; then gpass s7-device-equals-image
+	else gfail s7-device-equals-image "device $sum"; fi
+	gcheck s7-mount mount -t ext4 -o ro,noload /dev/mapper/eva /mnt/o
+	gcheck s7-files-match sh -c 'cd /mnt/o && sha256sum -c -s /ctl/src.sha256'
+	umount /mnt/o
+	dmsetup remove --noudevsync eva
+else
+	gfail s7-create "$(cat /tmp/c.out)"
+fi
+
+# ---------------------------------------------------------------- 8
+echo "== 8: dm-verity cross-check"
+vt="0 $LEN verity 1 $D_IMG $D_VHASH $BS $BS $BLOCKS 1 sha256 $VROOT -"
+if dmsetup create --noudevsync --readonly evv --table "$vt" >/tmp/c.out 2>&1 &&
+	create ev8 "$D_IMG" "$D_HASH" >>/tmp/c.out 2>&1; then
+	dmsetup mknodes
+	gcheck s8-verity-equals-extverity cmp /dev/mapper/evv /dev/mapper/ev8
+	dmsetup remove --noudevsync evv
+	dmsetup remove --noudevsync ev8
+else
+	gfail s8-create "$(cat /tmp/c.out)"
+	dmsetup remove --noudevsync evv 2>/dev/null
+fi
+
+# ---------------------------------------------------------------- 11
+echo "== 11: sha512, 1 KiB blocks, no salt"
+line=$(extverity table "$D_IMG1K" "$D_HASH1K" "$ROOT1K" 2>&1)
+echo "table: $line"
+case $line in
+"0 $((BLOCKS1K * 2)) extverity 1 "*" sha512 $ROOT1K") gpass s11-table-line ;;
+*) gfail s11-table-line "got: $line" ;;
+esac
+if dmsetup create --noudevsync --readonly ev1k --table "$line" >/tmp/c.out 2>&1; then
+	dmsetup mknodes ev1k
+	sum=$(sha256sum </dev/mapper/ev1k | cut -d' ' -f1)
+	if [ "$sum" = "$IMAGE1K_SHA256" ]; then gpass s11-device-equals-image
+	else gfail s11-device-equals-image "device $sum"; fi
+	gcheck s11-mount mount -t ext4 -o ro,noload /dev/mapper/ev1k /mnt/o
+	gcheck s11-files-match sh -c 'cd /mnt/o && sha256sum -c -s /ctl/src1k.sha256'
+	umount /mnt/o
+	dmsetup remove --noudevsync ev1k
+else
+	gfail s11-create "$(cat /tmp/c.out)"
+fi
+line=$(extverity table "$D_DATA1K" "$D_HASH1K" "$ROOT1K" 2>&1)
+if dmsetup create --noudevsync --readonly ev1d --table "$line" >/tmp/c.out 2>&1; then
+	dmsetup mknodes ev1d
+	echo 1 >/proc/sys/vm/drop_caches
+	gcheck s11-damaged-block-fails sh -c "! dd if=/dev/mapper/ev1d of=/dev/null bs=1024 skip=$P1K count=1 iflag=direct"
+	# busybox dd drops O_DIRECT when its buffer is misaligned, so these
+	# reads go through the page cache, which reads the whole 4 KiB page:
+	# read the blocks just outside the damaged block's page.
+	gcheck s11-block-before-reads dd if=/dev/mapper/ev1d of=/dev/null bs=1024 skip=$(((P1K & ~3) - 1)) count=1 iflag=direct
+	gcheck s11-block-after-reads dd if=/dev/mapper/ev1d of=/dev/null bs=1024 skip=$(((P1K | 3) + 1)) count=1 iflag=direct
+	dmsetup remove --noudevsync ev1d
+else
+	gfail s11-damaged-create "$(cat /tmp/c.out)"
+fi
+
+# ---------------------------------------------------------------- 10
+echo "== 10: malformed tables"
+H="$D_IMG $D_HASH"
+n=0
+bad() {
+	n=$((n + 1))
+	dmesg_mark
+	if dmsetup create --noudevsync --readonly evbad --table "$1" >/tmp/b.out 2>&1; then
+		gfail "s10-bad-$n" "accepted: $1"
+		dmsetup remove --noudevsync evbad
+	elif ! dev_gone evbad; then
+		gfail "s10-bad-$n" "device left after: $1"
+		dmsetup remove --noudevsync evbad
+	elif dmesg_new | grep -q -E 'WARNING|BUG|Call Trace'; then
+		gfail "s10-bad-$n" "kernel warning for: $1"
+	else
+		gpass "s10-bad-$n ($(dmesg_new | grep -i extverity | tail -n 1 | sed 's/^\[[^]]*\] //'))"
+	fi
+}
+ok="0 $LEN extverity 1 $H 0 sha256 $ROOT"
+bad "0 $LEN extverity"
+bad "0 $LEN extverity 1"
+bad "0 $LEN extverity 1 $D_IMG"
+bad "0 $LEN extverity 1 $H 0 sha256"
+bad "0 $LEN extverity 1 $H 0"
+bad "$ok extra"
+bad "0 $LEN extverity 2 $H 0 sha256 $ROOT"
+bad "0 $LEN extverity 0 $H 0 sha256 $ROOT"
+bad "0 $LEN extverity x $H 0 sha256 $ROOT"
+bad "0 $LEN extverity -1 $H 0 sha256 $ROOT"
+bad "0 $LEN extverity 1 /dev/nonexistent $D_HASH 0 sha256 $ROOT"
+bad "0 $LEN extverity 1 $D_IMG /dev/nonexistent 0 sha256 $ROOT"
+bad "0 $LEN extverity 1 $H abc sha256 $ROOT"
+bad "0 $LEN extverity 1 $H -8 sha256 $ROOT"
+bad "0 $LEN extverity 1 $H 1 sha256 $ROOT"
+bad "0 $LEN extverity 1 $H 4 sha256 $ROOT"
+bad "0 $LEN extverity 1 $H $SPB sha256 $ROOT"
+bad "0 $LEN extverity 1 $H 99999999999999 sha256 $ROOT"
+bad "0 $LEN extverity 1 $H 18446744073709551615 sha256 $ROOT"
+bad "0 $LEN extverity 1 $H 0 md5 $ROOT"
+bad "0 $LEN extverity 1 $H 0 sha1 $ROOT"
+bad "0 $LEN extverity 1 $H 0 sha512 $ROOT"
+bad "0 $LEN extverity 1 $H 0 sha512 $ROOT$ROOT"
+bad "0 $LEN extverity 1 $H 0 sha256 ${ROOT%??}"
+bad "0 $LEN extverity 1 $H 0 sha256 ${ROOT}00"
+bad "0 $LEN extverity 1 $H 0 sha256 g${ROOT#?}"
+bad "0 $LEN extverity 1 $H 0 sha256 $badroot"
+bad "0 $((LEN - SPB)) extverity 1 $H 0 sha256 $ROOT"
+bad "0 $((LEN + SPB)) extverity 1 $H 0 sha256 $ROOT"
+bad "$ok 1 frobnicate"
+bad "$ok 2 ignore_corruption"
+bad "$ok x ignore_corruption"
+bad "$ok -1"
+bad "$ok 1 ignore_corruption check_at_most_once"
+bad "$ok 2 check_at_most_once check_at_most_once"
+bad "$ok 2 ignore_corruption ignore_corruption"
+bad "$ok 2 ignore_corruption restart_on_corruption"
+bad "$ok 2 restart_on_corruption panic_on_corruption"
+bad "$ok 2 ignore_corruption panic_on_corruption"
+bad "$ok 2 restart_on_error panic_on_error"
+bad "$ok 1 IGNORE_CORRUPTION"
+bad "0 $LEN extverity 1 $D_IMG $D_VHASH 0 sha256 $ROOT"
+bad "0 $LEN extverity 1 $D_HASH $D_IMG 0 sha256 $ROOT"
+# The unmodified line still works after all that.
+if dmsetup create --noudevsync --readonly evgood --table "$ok" >/tmp/b.out 2>&1; then
+	gpass s10-good-line-accepted
+	dmsetup remove --noudevsync evgood
+else
+	gfail s10-good-line-accepted "$(cat /tmp/b.out)"
+fi
+gcheck s10-no-device-left sh -c '! dmsetup ls | grep -q evbad'
+
+# ---------------------------------------------------------------- 9
+echo "== 9: 8 concurrent readers for $STRESS_SECONDS s"
+dev_gone ev && create ev "$D_IMG" "$D_HASH" >/dev/null 2>&1
+gcheck s9-mount mount -t ext4 -o ro,noload /dev/mapper/ev /mnt/e
+rm -f /tmp/stress.*
+end=$(($(cut -d. -f1 /proc/uptime) + STRESS_SECONDS))
+reader_fs() {
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
+		(cd /mnt/e && sha256sum -c -s /ctl/src.sha256) || echo "fs reader $1 failed" >>/tmp/stress.err
+		echo x >>"/tmp/stress.fs$1"
+	done
+}
+reader_raw() {
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
+		dd if=/dev/mapper/ev of=/dev/null bs=64k iflag=direct skip="$1" 2>/dev/null ||
+			echo "raw reader $1 failed" >>/tmp/stress.err
+		echo x >>"/tmp/stress.raw$1"
+	done
+}
+for i in 1 2 3 4; do
+	reader_fs $i &
+	reader_raw $((i * 7)) &
+done
+dropper() {
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
+		echo 3 >/proc/sys/vm/drop_caches
+		sleep 1
+	done
+}
+dropper &
+wait
+passes=$(cat /tmp/stress.fs* /tmp/stress.raw* 2>/dev/null | wc -l)
+echo "stress: $passes passes; status $(dmsetup status ev)"
+if [ -s /tmp/stress.err ]; then
+	gfail s9-stress-no-errors "$(sort /tmp/stress.err | uniq -c | tr '\n' ' ')"
+elif [ "$passes" -lt 8 ]; then
+	gfail s9-stress-no-errors "only $passes passes"
+else
+	gpass "s9-stress-no-errors ($passes passes)"
+fi
+case $(status_flag ev) in
+V*) gpass s9-status-still-V ;;
+*) gfail s9-status-still-V "$(dmsetup status ev)" ;;
+esac
+gcheck s9-umount umount /mnt/e
+gcheck s9-remove dmsetup remove --noudevsync ev
+left=$(dmsetup ls 2>/dev/null | grep -v 'No devices found')
+[ -n "$left" ] && echo "devices left: $left"
+gcheck s9-rmmod rmmod dm_extverity
+gcheck_fails s9-module-gone grep -q '^dm_extverity ' /proc/modules

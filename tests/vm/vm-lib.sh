@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Host side of the VM harness.  Source it (after tests/lib.sh when run from
+# tests/run).  See tests/vm/README.md.
+#
+#   vm_prereqs                 "" when qemu, the kernel and the modules exist,
+#                              else the reason on stdout
+#   run_vm [OPTIONS] SCENARIO DISK...
+#       --name=NAME            results go to $VM_OUTDIR/NAME (default: the
+#                              scenario's basename)
+#       --expect=poweroff|restart|panic   how the boot must end (poweroff)
+#       --timeout=SECONDS      kill qemu after this long (default 300)
+#       --ctl=DIR              extra files for the control disk (in /ctl)
+#       DISK                   a raw image; append ":ro" for a read-only drive
+#     Boots the guest with the control disk as /dev/vda and the DISKs as
+#     /dev/vdb, /dev/vdc, ...  Leaves in $VM_OUTDIR/NAME: console.log (CRs
+#     stripped), results (PASS/FAIL lines from the guest), output (the
+#     scenario's stdout), dmesg, outcome (poweroff|restart|panic|timeout|
+#     crash) and problems (kernel log lines that fail the run).  Returns 0
+#     when the boot ended as expected and the log is clean.
+#   vm_report NAME             turn $VM_OUTDIR/NAME's results into
+#                              pass/fail cases (prefix NAME/) plus the two
+#                              cases NAME/boot and NAME/kernel-log
+
+VM_TOPDIR=${TOPDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+: "${KVER:=$(ls /lib/modules 2>/dev/null | sort -V | tail -n 1)}"
+: "${VM_KERNEL:=/boot/vmlinuz-$KVER}"
+: "${VM_OUTDIR:=${WORKDIR:-/tmp/vm-out}}"
+: "${VM_MEM:=1024}"
+: "${VM_SMP:=2}"
+: "${QEMU:=qemu-system-x86_64}"
+export KVER
+
+# Kernel log lines that fail a run unless the scenario asked for them.
+VM_BAD_RE='BUG[: ]|WARNING:|Oops|Call Trace|KASAN|possible circular locking|kmemleak|general protection|Kernel panic|UBSAN|refcount_t:|list_add corruption|list_del corruption|hung_task|blocked for more than'
+
+vm_prereqs() {
+	command -v "$QEMU" >/dev/null || { echo "$QEMU not installed"; return; }
+	[ -r "$VM_KERNEL" ] || { echo "no kernel $VM_KERNEL"; return; }
+	[ -d "/lib/modules/$KVER" ] || { echo "no /lib/modules/$KVER"; return; }
+	command -v cpio >/dev/null || { echo "cpio not installed"; return; }
+	[ -x /bin/busybox ] || { echo "busybox-static not installed"; return; }
+	[ -x /usr/sbin/dmsetup ] || { echo "dmsetup not installed"; return; }
+}
+
+run_vm() {
+	local name='' expect=poweroff timeout=300 ctl='' arg
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--name=*) name=${1#*=} ;;
+		--expect=*) expect=${1#*=} ;;
+		--timeout=*) timeout=${1#*=} ;;
+		--ctl=*) ctl=${1#*=} ;;
+		*) break ;;
+		esac
+		shift
+	done
+	local scenario=$1
+	shift
+	[ -n "$name" ] || name=$(basename "$scenario" .sh)
+	local out=$VM_OUTDIR/boot-$name
+	rm -rf "$out"
+	mkdir -p "$out/ctl"
+
+	local initrd
+	initrd=$("$VM_TOPDIR/tests/vm/mkinitramfs.sh" "$VM_TOPDIR/build/vm/initramfs.cpio.gz") || {
+		echo "initramfs build failed" >"$out/problems"
+		echo crash >"$out/outcome"
+		return 1
+	}
+
+	# Control disk: a tar at offset 0, room for the results tar after it.
+	[ -n "$ctl" ] && cp -a "$ctl/." "$out/ctl/"
+	cp "$scenario" "$out/ctl/scenario.sh"
+	cp "$VM_TOPDIR/tests/vm/guest-lib.sh" "$out/ctl/guest-lib.sh"
+	tar -cf "$out/ctl.img" -C "$out/ctl" .
+	local size mib
+	size=$(stat -c %s "$out/ctl.img")
+	mib=$(((size >> 20) + 1))
+	truncate -s $(((mib + 64) << 20)) "$out/ctl.img"
+
+	local drives=(-drive "file=$out/ctl.img,format=raw,if=virtio")
+	for arg in "$@"; do
+		case $arg in
+		*:ro) drives+=(-drive "file=${arg%:ro},format=raw,if=virtio,readonly=on") ;;
+		*) drives+=(-drive "file=$arg,format=raw,if=virtio") ;;
+		esac
+	done
+
+	local start rc=0
+	start=$(date +%s)
+	timeout --kill-after=5 "$timeout" "$QEMU" -machine accel=tcg -cpu max \
+		-smp "$VM_SMP" -m "$VM_MEM" -nographic -no-reboot \
+		-kernel "$VM_KERNEL" -initrd "$initrd" \
+		-append "console=ttyS0 quiet panic=-1 evt.out=$mib" \
+		"${drives[@]}" </dev/null >"$out/console.raw" 2>"$out/qemu.err" || rc=$?
+	echo $(($(date +%s) - start)) >"$out/seconds"
+	tr -d '\r' <"$out/console.raw" >"$out/console.log"
+
+	mkdir -p "$out/res"
+	dd if="$out/ctl.img" bs=1M skip="$mib" status=none |
+		tar -xf - -C "$out/res" 2>/dev/null || true
+	local f
+	for f in results output dmesg; do
+		[ -f "$out/res/$f" ] && mv "$out/res/$f" "$out/$f"
+	done
+	# No results file (panic, restart): fall back to the console copies.
+	if [ ! -f "$out/results" ]; then
+		sed -n 's/^.*EVT-RESULT //p' "$out/console.log" >"$out/results"
+	fi
+
+	local outcome
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		outcome=timeout
+	elif grep -q 'Kernel panic - not syncing' "$out/console.log"; then
+		outcome=panic
+	elif grep -q 'EVT-POWEROFF' "$out/console.log"; then
+		outcome=poweroff
+	elif grep -Eq 'reboot: Restarting system|Restarting system' "$out/console.log"; then
+		outcome=restart
+	else
+		outcome=crash
+	fi
+	echo "$outcome" >"$out/outcome"
+
+	# Scan the console and the guest's dmesg; an expected panic's own
+	# message and backtrace are not problems, whatever comes before is.
+	{
+		if [ "$expect" = panic ]; then
+			sed '/Kernel panic - not syncing/,$d' "$out/console.log"
+		else
+			cat "$out/console.log"
+		fi
+		[ -f "$out/dmesg" ] && cat "$out/dmesg"
+	} | grep -E "$VM_BAD_RE" | sort -u >"$out/problems" || true
+
+	local ok=0
+	[ "$outcome" = "$expect" ] || ok=1
+	[ -s "$out/problems" ] && ok=1
+	return $ok
+}
+
+vm_report() {
+	local name=$1 out=$VM_OUTDIR/boot-$1 line expect=${2:-poweroff}
+	local outcome
+	outcome=$(cat "$out/outcome" 2>/dev/null || echo none)
+	if [ "$outcome" = "$expect" ]; then
+		pass "$name/boot ($outcome after $(cat "$out/seconds") s)"
+	else
+		fail "$name/boot ended by $outcome, expected $expect; see $out/console.log"
+	fi
+	if [ -s "$out/problems" ]; then
+		fail "$name/kernel-log: $(head -n 3 "$out/problems" | tr '\n' '|')"
+	else
+		pass "$name/kernel-log clean"
+	fi
+	[ -f "$out/results" ] || return 0
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) pass "$name/${line#PASS }" ;;
+		FAIL\ *) fail "$name/${line#FAIL }" ;;
+		esac
+	done <"$out/results"
+}
