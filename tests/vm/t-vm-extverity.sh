@@ -4,7 +4,7 @@
 # The extverity target in a qemu guest (see tests/vm/README.md).  The host
 # generates the ext4 fixture, formats it with tools/extverity, makes damaged
 # copies at places located independently (debugfs, tests/vm/evtloc.py), and
-# boots five guests: the main scenarios (1-3, 4 ignore_corruption, 5-11),
+# boots six guests: the main scenarios (1-3, 4 ignore_corruption, 5-11), ima,
 # restart_on_corruption, panic_on_corruption, restart_on_error and
 # panic_on_error.
 #
@@ -15,7 +15,7 @@
 . "$TOPDIR/tests/lib.sh"
 . "$TOPDIR/tests/vm/vm-lib.sh"
 : "${VM_STRESS_SECONDS:=30}"
-: "${VM_ONLY:=main restart panic restart-error panic-error}"
+: "${VM_ONLY:=main ima restart panic restart-error panic-error}"
 
 why=$(vm_prereqs)
 [ -z "$why" ] && [ ! -f "$MODULE" ] && why="kernel module $MODULE not built (make module)"
@@ -229,6 +229,23 @@ if [[ " $VM_ONLY " == *" main "* ]]; then
 	run_vm --name=main --timeout=$((300 + VM_STRESS_SECONDS)) --ctl="$w/ctl" \
 		"$TOPDIR/tests/vm/scenarios/extverity-main.sh" "${disks[@]}"
 	vm_report main
+fi
+# dm-ima: with ima_policy=critical_data the kernel measures every table
+# load, with the target's STATUSTYPE_IMA record, into the IMA log.
+if [[ " $VM_ONLY " == *" ima "* ]]; then
+	run_vm --name=ima --timeout=120 --ctl="$w/ctl" \
+		--append=ima_policy=critical_data \
+		"$TOPDIR/tests/vm/scenarios/extverity-ima.sh" "${disks[@]}"
+	vm_report ima
+	rec=$(awk '$5 == "dm_table_load" {print $6}' "$VM_OUTDIR/boot-ima/output" |
+		tail -n 1 | python3 -c 'import sys; print(bytes.fromhex(sys.stdin.read().strip()).decode("ascii", "replace").replace("\0", "\n"))' |
+		grep -a 'target_name=extverity' || true)
+	want="target_name=extverity,target_version=1.0.0,hash_failed=V,verity_version=1,"
+	if [[ "$rec" == *"$want"*"verity_algorithm=sha256,root_digest=$ROOT,salt=$SALT,ignore_corruption=n,restart_on_corruption=n,panic_on_corruption=n,restart_on_error=n,panic_on_error=n,check_at_most_once=y;"* ]]; then
+		pass "ima/dm_table_load record has the extverity fields"
+	else
+		fail "ima/dm_table_load record: '${rec:-none}' (see $VM_OUTDIR/boot-ima/output)"
+	fi
 fi
 for boot in restart panic restart-error panic-error; do
 	[[ " $VM_ONLY " == *" $boot "* ]] || continue

@@ -12,6 +12,7 @@
 #       --expect=poweroff|restart|panic   how the boot must end (poweroff)
 #       --timeout=SECONDS      kill qemu after this long (default 300)
 #       --ctl=DIR              extra files for the control disk (in /ctl)
+#       --append=ARGS          extra kernel command line arguments
 #       DISK                   a raw image; append ":ro" for a read-only drive
 #     Boots the guest with the control disk as /dev/vda and the DISKs as
 #     /dev/vdb, /dev/vdc, ...  Leaves in $VM_OUTDIR/NAME: console.log (CRs
@@ -45,13 +46,14 @@ vm_prereqs() {
 }
 
 run_vm() {
-	local name='' expect=poweroff timeout=300 ctl='' arg
+	local name='' expect=poweroff timeout=300 ctl='' append='' arg
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--name=*) name=${1#*=} ;;
 		--expect=*) expect=${1#*=} ;;
 		--timeout=*) timeout=${1#*=} ;;
 		--ctl=*) ctl=${1#*=} ;;
+		--append=*) append=${1#*=} ;;
 		*) break ;;
 		esac
 		shift
@@ -93,7 +95,7 @@ run_vm() {
 	timeout --kill-after=5 "$timeout" "$QEMU" -machine accel=tcg -cpu max \
 		-smp "$VM_SMP" -m "$VM_MEM" -nographic -no-reboot \
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1 evt.out=$mib" \
+		-append "console=ttyS0 quiet panic=-1 evt.out=$mib $append" \
 		"${drives[@]}" </dev/null >"$out/console.raw" 2>"$out/qemu.err" || rc=$?
 	echo $(($(date +%s) - start)) >"$out/seconds"
 	tr -d '\r' <"$out/console.raw" >"$out/console.log"
