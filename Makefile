@@ -5,6 +5,7 @@
 #   make            build tools/extverity and drivers/md/dm-extverity.ko
 #   make check      install missing build/test dependencies, build, run all tests
 #   make demo       format a sample image, verify it, show a corruption report
+#   make bench      extverity vs dm-verity vs raw in one VM run (bench/results/)
 #   make lint       checkpatch --strict, sparse (C=1) and W=1 on the kernel code
 #   make clean
 #
@@ -40,7 +41,7 @@ KDIR := $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
 endif
 
-.PHONY: all tools module check check-deps demo lint clean
+.PHONY: all tools module check check-deps demo lint clean bench
 all: tools module
 
 tools: tools/extverity
@@ -73,6 +74,11 @@ check-deps:
 check: check-deps
 	$(MAKE) all build/asan/extverity
 	tests/run
+
+# Not part of check: ratios against dm-verity and raw, see bench/run.sh.
+bench: check-deps
+	$(MAKE) all
+	bench/run.sh
 
 demo: check-deps
 	$(MAKE) all

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn a `make bench` run into bench/results/STAMP.{json,md,png}."""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+
+ap = argparse.ArgumentParser()
+for a in ('res', 'host', 'image', 'ehash', 'vhash', 'files', 'file-bytes', 'out'):
+    ap.add_argument('--' + a, required=True)
+args = ap.parse_args()
+
+KINDS = ('raw', 'verity', 'extverity')
+TESTS = {
+    'seq': ('cold sequential read, 1 MiB direct', 'MB/s'),
+    'rand1': ('cold random 4 KiB direct, QD 1', 'IOPS'),
+    'rand16': ('cold random 4 KiB direct, QD 16', 'IOPS'),
+    'tree': ('cold whole-tree file read (mounted)', 'MB/s'),
+    'warm1': ('warm random 4 KiB direct, QD 1', 'IOPS'),
+}
+
+
+def kv(path):
+    with open(path) as f:
+        return {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', f.read())}
+
+
+def one(kind, test, rnd):
+    base = os.path.join(args.res, f'{kind}-{test}-{rnd}')
+    io = kv(base + '.io')
+    if test == 'tree':
+        t = kv(base + '.txt')
+        value = t['bytes'] / (t['centiseconds'] / 100) / 1e6
+    else:
+        with open(base + '.json') as f:
+            read = json.load(f)['jobs'][0]['read']
+        value = read['bw_bytes'] / 1e6 if test == 'seq' else read['iops']
+    ratio = io['hash_sectors'] / io['data_sectors'] if io['data_sectors'] else 0
+    return value, ratio
+
+
+rounds = sorted({int(m.group(1)) for p in glob.glob(os.path.join(args.res, 'raw-seq-*.io'))
+                 for m in [re.search(r'-(\d+)\.io$', p)]})
+res = {}
+for test in TESTS:
+    res[test] = {}
+    for kind in KINDS:
+        vals = [one(kind, test, r) for r in rounds]
+        res[test][kind] = {
+            'value': statistics.median(v for v, _ in vals),
+            'hash_bytes_per_data_byte': statistics.median(h for _, h in vals),
+            'runs': [v for v, _ in vals],
+        }
+host = {}
+with open(args.host) as f:
+    for line in f:
+        k, v = line.split()
+        host.setdefault(k, []).append(float(v))
+host_med = {k: statistics.median(v) for k, v in host.items()}
+sizes = {'image': os.path.getsize(args.image), 'extverity_hash': os.path.getsize(args.ehash),
+         'veritysetup_hash': os.path.getsize(args.vhash)}
+out = {
+    'rounds': len(rounds), 'files': int(args.files), 'file_bytes': int(args.file_bytes),
+    'sizes': sizes, 'host_seconds': host, 'host_median_seconds': host_med,
+    'guest': res,
+}
+with open(args.out + '.json', 'w') as f:
+    json.dump(out, f, indent=1)
+
+md = [f'# make bench ({len(rounds)} rounds, medians; guest under qemu TCG)', '',
+      f'Reference image: {sizes["image"] >> 20} MiB, {args.files} files '
+      f'({int(args.file_bytes) >> 20} MiB of file data, sizes from Debian 12 /usr).', '',
+      '| test | unit | raw | dm-verity | extverity | ext/verity | ext/raw '
+      '| hash B per data B: verity | extverity | ext/verity |',
+      '|---|---|---|---|---|---|---|---|---|---|']
+chart = []
+for test, (name, unit) in TESTS.items():
+    r = res[test]
+    ev, vv, rv = r['extverity']['value'], r['verity']['value'], r['raw']['value']
+    eh, vh = (r['extverity']['hash_bytes_per_data_byte'],
+              r['verity']['hash_bytes_per_data_byte'])
+    hr = f'{eh / vh:.2f}' if vh else '-'
+    md.append(f'| {name} | {unit} | {rv:.1f} | {vv:.1f} | {ev:.1f} | {ev / vv:.2f}x '
+              f'| {ev / rv:.2f}x | {vh:.4f} | {eh:.4f} | {hr} |')
+    chart.append((test, ev / vv, eh / vh if vh else 0))
+e, v = host_med['extverity'], host_med['veritysetup']
+md += ['', '| host (median of %d) | seconds | vs veritysetup format |' % len(host['extverity']),
+       '|---|---|---|',
+       f'| extverity format | {e:.3f} | {v / e:.2f}x faster |',
+       f'| veritysetup format | {v:.3f} | 1.00x |',
+       f'| fsverity digest, every file, {os.cpu_count()} processes | {host_med["fsverity"]:.3f} | {v / host_med["fsverity"]:.2f}x |',
+       '', f'Hash area: extverity {sizes["extverity_hash"]} B, veritysetup '
+       f'{sizes["veritysetup_hash"]} B ({sizes["extverity_hash"] / sizes["veritysetup_hash"]:.3f}x).']
+with open(args.out + '.md', 'w') as f:
+    f.write('\n'.join(md) + '\n')
+
+if shutil.which('gnuplot'):
+    dat = args.out + '.dat'
+    with open(dat, 'w') as f:
+        for t, speed, hashio in chart:
+            f.write(f'{t} {speed:.4f} {hashio:.4f}\n')
+    script = f'''set terminal png size 800,400
+set output "{args.out}.png"
+set title "extverity / dm-verity (same run)"
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.8
+set yrange [0:*]
+set grid ytics
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
+plot "{dat}" using 2:xtic(1) title "speed ratio (>= 1 is the goal)", "" using 3 title "hash bytes read ratio (<= 0.33 is the goal)"
+'''
+    subprocess.run(['gnuplot'], input=script.encode(), check=True)
+    os.unlink(dat)

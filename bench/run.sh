@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: extverity against dm-verity and the raw device in one VM boot,
+# and `extverity format` against `veritysetup format` and `fsverity digest`
+# on the host.  Ratios are what count: the guest runs under TCG, and this
+# machine is shared.  Writes bench/results/<stamp>.{json,md,png}.
+#
+#   BENCH_BYTES     data in the reference image (default 300000000)
+#   BENCH_RUNTIME   seconds per random-read run (default 10)
+#   BENCH_ROUNDS    interleaved rounds in the guest (default 2)
+#   BENCH_HOST_RUNS alternating host format runs (default 5)
+set -eu
+TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
+export TOPDIR
+cd "$TOPDIR"
+: "${BENCH_BYTES:=300000000}"
+: "${BENCH_RUNTIME:=10}"
+: "${BENCH_ROUNDS:=2}"
+: "${BENCH_HOST_RUNS:=5}"
+for c in fio:fio gnuplot:gnuplot-nox bc:bc; do
+	command -v "${c%%:*}" >/dev/null && continue
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${c#*:}" >/dev/null ||
+		echo "bench: cannot install ${c#*:}" >&2
+done
+EV=$TOPDIR/tools/extverity
+w=$TOPDIR/build/bench
+sizes=$TOPDIR/../shared/data/debian12-usr-file-sizes.txt.gz
+[ -r "$sizes" ] || sizes=/work/shared/data/debian12-usr-file-sizes.txt.gz
+mkdir -p "$w" bench/results
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+
+# Reference image, kept between runs.
+if [ ! -f "$w/ref.ext4" ] || [ "$(cat "$w/ref.bytes" 2>/dev/null)" != "$BENCH_BYTES" ]; then
+	rm -rf "$w/src" "$w/ref.ext4"
+	echo "bench: building the reference tree ($BENCH_BYTES bytes, /usr file sizes)"
+	python3 bench/mkref.py "$sizes" "$w/src" "$BENCH_BYTES"
+	kb=$(du -sk "$w/src" | cut -f1)
+	mke2fs -q -F -t ext4 -b 4096 -d "$w/src" "$w/ref.ext4" $((kb + kb / 5 + 32768))k
+	echo "$BENCH_BYTES" >"$w/ref.bytes"
+fi
+IMG=$w/ref.ext4
+BLOCKS=$(($(stat -c %s "$IMG") / 4096))
+SALT=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+FILES=$(find "$w/src" -type f | wc -l)
+FILE_BYTES=$(find "$w/src" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+
+# Host: format throughput, alternating, medians.
+now() { date +%s.%N; }
+: >"$w/host.txt"
+for i in $(seq "$BENCH_HOST_RUNS"); do
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+	cat "$IMG" >/dev/null
+	t0=$(now); "$EV" format --salt="$SALT" "$IMG" "$w/ehash" >"$w/eformat.out"; t1=$(now)
+	veritysetup format --salt="$SALT" "$IMG" "$w/vhash" >"$w/vformat.out"; t2=$(now)
+	(cd "$w/src" && find . -type f -print0 | xargs -0 -P "$(nproc)" -n 256 \
+		fsverity digest --salt="$SALT" >/dev/null); t3=$(now)
+	echo "extverity $(echo "$t1 - $t0" | bc)" >>"$w/host.txt"
+	echo "veritysetup $(echo "$t2 - $t1" | bc)" >>"$w/host.txt"
+	echo "fsverity $(echo "$t3 - $t2" | bc)" >>"$w/host.txt"
+done
+EROOT=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/eformat.out")
+VROOT=$(sed -n 's/^Root hash:[[:space:]]*//p' "$w/vformat.out")
+
+# Guest.
+. tests/vm/vm-lib.sh
+why=$(vm_prereqs)
+[ -z "$why" ] && [ ! -f drivers/md/dm-extverity.ko ] && why="drivers/md/dm-extverity.ko not built"
+[ -n "$why" ] && { echo "bench: $why" >&2; exit 1; }
+rm -rf "$w/ctl"
+mkdir -p "$w/ctl/bin" "$w/ctl/lib"
+cp /usr/bin/fio "$w/ctl/bin/fio"
+for l in $(ldd /usr/bin/fio | grep -Eo '/[^ ]+'); do cp -L "$l" "$w/ctl/lib/"; done
+cat >"$w/ctl/params" <<P
+BLOCKS=$BLOCKS
+VROOT=$VROOT
+VSALT=$SALT
+EROOT=$EROOT
+FILE_BYTES=$FILE_BYTES
+RUNTIME=$BENCH_RUNTIME
+ROUNDS=$BENCH_ROUNDS
+P
+echo "bench: booting the guest ($BENCH_ROUNDS rounds x 3 devices)"
+VM_MEM=2048 VM_OUTDIR=$w run_vm --name=bench --timeout=$((600 + BENCH_ROUNDS * 3 * (4 * BENCH_RUNTIME + 120))) \
+	--ctl="$w/ctl" bench/guest.sh "$IMG:ro" "$w/vhash:ro" "$w/ehash:ro" || {
+	echo "bench: the guest run failed: $(cat "$w/boot-bench/outcome"); see $w/boot-bench/console.log" >&2
+	cat "$w/boot-bench/problems" >&2 2>/dev/null || true
+	exit 1
+}
+if grep -q '^FAIL' "$w/boot-bench/results"; then
+	grep '^FAIL' "$w/boot-bench/results" >&2
+	exit 1
+fi
+
+python3 bench/report.py --res "$w/boot-bench/res" --host "$w/host.txt" \
+	--image "$IMG" --ehash "$w/ehash" --vhash "$w/vhash" --files "$FILES" \
+	--file-bytes "$FILE_BYTES" --out "bench/results/$stamp"
+cp "bench/results/$stamp.md" bench/results/latest.md
+cp "bench/results/$stamp.json" bench/results/latest.json
+[ -f "bench/results/$stamp.png" ] && cp "bench/results/$stamp.png" bench/results/latest.png
+cat "bench/results/$stamp.md"
