@@ -112,6 +112,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8
 set yrange [0:*]
 set grid ytics
+set key outside below
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 plot "{dat}" using 2:xtic(1) title "speed ratio (>= 1 is the goal)", "" using 3 title "hash bytes read ratio (<= 0.33 is the goal)"
 '''
