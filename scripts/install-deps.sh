@@ -8,8 +8,10 @@ pkgs=(
 	libext2fs-dev comerr-dev libssl-dev libfsverity-dev libdevmapper-dev
 	e2fsprogs fsverity cryptsetup-bin dmsetup
 	linux-image-cloud-amd64 linux-headers-cloud-amd64 linux-source-6.1
+	bc bison flex libelf-dev
 	qemu-system-x86 busybox-static kmod cpio sparse fio
 	xz-utils python3 util-linux
+	xfsprogs btrfs-progs erofs-utils squashfs-tools
 )
 missing=()
 for p in "${pkgs[@]}"; do

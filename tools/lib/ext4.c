@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <ext2fs/ext2fs.h>
 
 #include "ext4.h"
@@ -416,5 +417,7 @@ void ev_fs_free(struct ev_fs *fs)
 	free(fs->paths);
 	free(fs->inodes);
 	free(fs->used);
+	if (fs->mounted)
+		close(fs->root_fd);
 	memset(fs, 0, sizeof(*fs));
 }

@@ -22,6 +22,9 @@ struct ev_path {
  *	logical block (unwritten extents and holes read as zeros)
  * @nr_runs: number of @runs
  * @inline_data: the content of an inline-data file, else NULL
+ * @src: for a filesystem read through a mount (fiemap.c), the file's path
+ *	relative to struct ev_fs.root_fd; its content is hashed from there and
+ *	@runs then only name image blocks known to hold the same bytes
  */
 struct ev_inode {
 	u64 ino;
@@ -29,6 +32,7 @@ struct ev_inode {
 	struct ev_run *runs;
 	size_t nr_runs;
 	u8 *inline_data;
+	const char *src;
 };
 
 /**
@@ -39,6 +43,9 @@ struct ev_inode {
  * @nr_inodes: their number
  * @used: one bit per image block, set for blocks the filesystem allocates
  *	(and for blocks outside the filesystem's bitmap)
+ * @mounted: @root_fd is open
+ * @root_fd: root directory of the image's detached read-only mount
+ *	(fiemap.c); closing it unmounts the image and frees its loop device
  */
 struct ev_fs {
 	struct ev_path *paths;
@@ -46,6 +53,8 @@ struct ev_fs {
 	struct ev_inode *inodes;
 	size_t nr_inodes;
 	u8 *used;
+	bool mounted;
+	int root_fd;
 };
 
 /**
@@ -60,6 +69,7 @@ struct ev_fs {
  */
 int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 		    struct ev_fs *fs, bool auto_mode);
+/* Free @fs and release its mount, if any; may be called again. */
 void ev_fs_free(struct ev_fs *fs);
 
 static inline bool ev_test_bit(const u8 *map, u64 bit)

@@ -85,6 +85,8 @@ static int hash_files(struct ctx *c, int fd)
 		t->runs = in->runs;
 		t->nr_runs = in->nr_runs;
 		t->inline_data = in->inline_data;
+		t->src_dir = c->fs->root_fd;
+		t->src_path = in->src;
 		ev_jobs_add_data(&jobs, t);
 	}
 	err = ev_jobs_run(&jobs, &c->p, c->o->salt, fd);
@@ -530,7 +532,9 @@ int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
 		if (err)
 			goto out;
 		claim_blocks(&c);
-		qsort(c.owned, c.nr_owned, sizeof(*c.owned), cmp_owned);
+		if (c.nr_owned)	/* qsort(NULL, 0) is undefined */
+			qsort(c.owned, c.nr_owned, sizeof(*c.owned),
+			      cmp_owned);
 	}
 	order_trees(&c);
 	err = build_map(&c, fd);

@@ -4,7 +4,9 @@
  * extverity_tree_geometry()) from data blocks read out of an image at their
  * physical positions.
  */
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tree.h"
 
@@ -80,6 +82,69 @@ static void pad_last_block(struct ev_tree *t, u8 *block, u32 block_size)
 	}
 }
 
+/* Leaves [@from, @to) are holes: a zero block each, as fs-verity has it. */
+static void hash_holes(struct ev_tree *t, struct ev_hasher *h, u64 from,
+		       u64 to)
+{
+	u32 bs = h->block_size, ds = h->digest_size;
+
+	for (; from < to; from++)
+		memcpy(leaf_digest(t, from, bs, ds), h->zero_digest, ds);
+}
+
+/* First block at or after @pos that may hold data, per SEEK_DATA. */
+static u64 next_data(int fd, u64 pos, u64 last, u32 bs)
+{
+	off_t d = lseek(fd, (off_t)(pos * bs), SEEK_DATA);
+	u64 blk;
+
+	/* ENXIO: nothing but holes up to EOF; other errors: just read on. */
+	if (d < 0)
+		return errno == ENXIO ? last : pos;
+	blk = (u64)d / bs;
+	return blk < pos ? pos : blk > last ? last : blk;
+}
+
+/*
+ * The content as a reader of the file sees it, read through the mount: this
+ * is what the file's digest must cover whatever the filesystem stores
+ * (compressed, inline, at addresses that are not image offsets).  Bytes
+ * past EOF read as zeros, so the tail never makes the tree dirty here; the
+ * caller only gives a tree image blocks already compared with this content.
+ */
+static void hash_from_file(struct ev_tree *t, struct ev_hasher *h, u64 first,
+			   u64 last, u8 *buf, size_t buf_blocks)
+{
+	u32 bs = h->block_size, ds = h->digest_size;
+	u64 pos = first, end, i;
+	int fd, err;
+
+	fd = openat(t->src_dir, t->src_path,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		t->err = -errno;
+		return;
+	}
+	while (pos < last) {
+		end = next_data(fd, pos, last, bs);
+		hash_holes(t, h, pos, end);
+		pos = end;
+		if (pos == last)
+			break;
+		end = last - pos > buf_blocks ? pos + buf_blocks : last;
+		err = ev_pread_padded(fd, buf, (end - pos) * bs, pos * bs);
+		if (err) {
+			t->err = err;
+			break;
+		}
+		for (i = pos; i < end; i++)
+			ev_hash_block(h, buf + (i - pos) * bs,
+				      leaf_digest(t, i, bs, ds));
+		pos = end;
+	}
+	close(fd);
+}
+
 void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 		       u64 first, u64 last, u8 *buf, size_t buf_blocks)
 {
@@ -87,6 +152,10 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 	u64 nblocks = t->g.data_blocks, pos = first;
 	size_t ri;
 
+	if (t->src_path) {
+		hash_from_file(t, h, first, last, buf, buf_blocks);
+		return;
+	}
 	if (t->inline_data) {
 		if (first == 0 && last > 0) {
 			memset(buf, 0, bs);
@@ -102,11 +171,8 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 		int err;
 
 		if (!r || r->logical > pos) {
-			/* A hole: fs-verity hashes it as a zero block. */
 			end = r && r->logical < last ? r->logical : last;
-			for (i = pos; i < end; i++)
-				memcpy(leaf_digest(t, i, bs, ds),
-				       h->zero_digest, ds);
+			hash_holes(t, h, pos, end);
 			pos = end;
 			continue;
 		}

@@ -27,6 +27,10 @@ struct ev_run {
  * @nr_runs: number of @runs
  * @inline_data: when not NULL, the tree's content (at most one block) is
  *	these @data_size bytes instead of @runs
+ * @src_dir: directory that @src_path is relative to
+ * @src_path: when not NULL, the content is read from this file (in a
+ *	mounted image) at its logical offsets instead of from @runs, which
+ *	then only serve to give blocks to the tree
  * @tail_dirty: set when the last data block read from the image has
  *	non-zero bytes past @data_size
  * @err: first read error, -errno
@@ -39,6 +43,8 @@ struct ev_tree {
 	const struct ev_run *runs;
 	size_t nr_runs;
 	const u8 *inline_data;
+	int src_dir;
+	const char *src_path;
 	bool tail_dirty;
 	int err;
 };
@@ -67,6 +73,7 @@ void ev_tree_free(struct ev_tree *t);
  *
  * Different ranges of one tree may be hashed concurrently.  A read error is
  * stored in t->err (races between threads only pick which error is kept).
+ * With t->src_path, @fd is not used.
  */
 void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 		       u64 first, u64 last, u8 *buf, size_t buf_blocks);

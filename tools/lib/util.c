@@ -94,6 +94,28 @@ int ev_pread(int fd, void *buf, size_t len, u64 off)
 	return 0;
 }
 
+int ev_pread_padded(int fd, void *buf, size_t len, u64 off)
+{
+	u8 *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		p += n;
+		len -= n;
+		off += n;
+	}
+	memset(p, 0, len);
+	return 0;
+}
+
 int ev_pwrite(int fd, const void *buf, size_t len, u64 off)
 {
 	const u8 *p = buf;

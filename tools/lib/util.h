@@ -53,6 +53,11 @@ void xgrow(void **p, size_t *cap, size_t n, size_t size);
  * Return: 0, or -errno (-EIO for a short file).
  */
 int ev_pread(int fd, void *buf, size_t len, u64 off);
+/*
+ * Read @len bytes at @off, or up to end of file with the rest of @buf
+ * zeroed (what fs-verity hashes for a file's last block); 0 or -errno.
+ */
+int ev_pread_padded(int fd, void *buf, size_t len, u64 off);
 /* Write exactly @len bytes at @off; 0 or -errno. */
 int ev_pwrite(int fd, const void *buf, size_t len, u64 off);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "extverity.h"
+#include "fiemap.h"
 #include "layout.h"
 #include "write.h"
 
@@ -31,7 +32,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-enum fs_mode { FS_AUTO, FS_EXT4, FS_RAW };
+enum fs_mode { FS_AUTO, FS_EXT4, FS_FIEMAP, FS_RAW };
 
 /* Size of a regular file or block device; 0 or an exit code. */
 static int data_size_of(int fd, const char *path, u64 *size)
@@ -172,11 +173,13 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 				*fs = FS_AUTO;
 			} else if (!strcmp(optarg, "ext4")) {
 				*fs = FS_EXT4;
+			} else if (!strcmp(optarg, "fiemap")) {
+				*fs = FS_FIEMAP;
 			} else if (!strcmp(optarg, "raw")) {
 				*fs = FS_RAW;
 			} else {
-				ev_error("invalid --fs '%s' (auto, ext4 or raw)",
-					 optarg);
+				ev_error("invalid --fs '%s' (auto, ext4, fiemap "
+					 "or raw)", optarg);
 				return EV_EUSAGE;
 			}
 			break;
@@ -219,6 +222,37 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 		o->uuid[6] = (o->uuid[6] & 0x0f) | 0x40;	/* version 4 */
 		o->uuid[8] = (o->uuid[8] & 0x3f) | 0x80;
 	}
+	return 0;
+}
+
+/*
+ * Read the filesystem as @mode says.  --fs=auto reads ext2/3/4 offline with
+ * libext2fs (no mount, no root) and anything else the kernel can mount
+ * through FIEMAP; an image with no filesystem it knows is refused, so that
+ * protecting it as raw data is a deliberate choice.
+ */
+static int read_fs(const char *image, int fd, const struct ev_format_opts *o,
+		   enum fs_mode mode, struct ev_fs *fs)
+{
+	u32 bs = 1U << o->log_blocksize;
+	bool auto_mode = mode == FS_AUTO;
+	const char *type;
+
+	if (auto_mode) {
+		type = ev_fs_probe(fd, o->data_blocks * bs);
+		if (!type) {
+			ev_error("%s holds no filesystem extverity knows "
+				 "(ext2/3/4, xfs, btrfs, erofs, squashfs); use "
+				 "--fs=raw to protect it as raw data", image);
+			return EV_EUSAGE;
+		}
+		mode = strcmp(type, "ext4") ? FS_FIEMAP : FS_EXT4;
+	}
+	if (mode == FS_EXT4)
+		return ev_fs_read_ext4(image, o->data_blocks, bs, fs,
+				       auto_mode);
+	if (mode == FS_FIEMAP)
+		return ev_fs_read_fiemap(image, fd, o->data_blocks, bs, fs);
 	return 0;
 }
 
@@ -279,13 +313,12 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 		ev_error("%s is too large", image);
 		goto out;
 	}
-	if (mode != FS_RAW) {
-		err = ev_fs_read_ext4(image, o.data_blocks, bs, &fs,
-				      mode == FS_AUTO);
-		if (err)
-			goto out;
-	}
+	err = read_fs(image, fd, &o, mode, &fs);
+	if (err)
+		goto out;
 	err = ev_build_area(&o, mode == FS_RAW ? NULL : &fs, fd, &r);
+	/* Unmount before writing: the hash area may go into the image. */
+	ev_fs_free(&fs);
 	if (err)
 		goto out;
 	err = ev_write_area(hashfile, offset, r.buf, r.len);

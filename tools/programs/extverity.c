@@ -14,7 +14,7 @@ static const struct ev_command commands[] = {
 	  "Hash a filesystem image and write its hash area",
 	  "    extverity format [--hash=sha256|sha512] [--data-block-size=N]\n"
 	  "                     [--salt=HEX|-] [--uuid=UUID] [--hash-offset=BYTES]\n"
-	  "                     [--fs=auto|ext4|raw] [--json] IMAGE HASHFILE\n" },
+	  "                     [--fs=auto|ext4|fiemap|raw] [--json] IMAGE HASHFILE\n" },
 	{ "dump", ev_cmd_dump,
 	  "Show the parameters of a hash area, or its files' fs-verity digests",
 	  "    extverity dump [--files] [--json] [--hash-offset=BYTES] HASHFILE\n" },
