@@ -19,7 +19,7 @@ override CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wno-unused-parameter -fno-strict-aliasing $(CFLAGS)
 override CPPFLAGS := -Iinclude/uapi -Itools/lib -Idrivers/md \
 	-DEXTVERITY_VERSION='"$(VERSION)"' $(CPPFLAGS)
-LDLIBS := -lext2fs -lcom_err -lcrypto -lpthread
+LDLIBS := -lext2fs -lcom_err -lcrypto -lpthread -ldevmapper
 
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
@@ -90,3 +90,29 @@ clean:
 
 lint:
 	$(Q)KDIR=$(KDIR) scripts/lint.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the tool, its man page and
+# bash completion.  make install-dkms: the module's source for DKMS in
+# $(DESTDIR)/usr/src/extverity-$(VERSION) (then: dkms install extverity/$(VERSION)).
+PREFIX ?= /usr/local
+DKMS_DIR := /usr/src/extverity-$(VERSION)
+DKMS_FILES := dkms.conf Kbuild drivers/md/Kbuild include/uapi/linux/dm-extverity.h \
+	$(filter-out %.mod.c,$(wildcard drivers/md/*.c)) $(wildcard drivers/md/*.h)
+
+.PHONY: install install-dkms uninstall
+install: tools
+	install -D -m 755 tools/extverity $(DESTDIR)$(PREFIX)/bin/extverity
+	install -D -m 644 docs/extverity.8 $(DESTDIR)$(PREFIX)/share/man/man8/extverity.8
+	install -D -m 644 scripts/extverity.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/extverity
+
+install-dkms:
+	@for f in $(DKMS_FILES); do \
+		echo "install -D -m 644 $$f $(DESTDIR)$(DKMS_DIR)/$$f"; \
+		install -D -m 644 $$f $(DESTDIR)$(DKMS_DIR)/$$f || exit 1; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/extverity \
+		$(DESTDIR)$(PREFIX)/share/man/man8/extverity.8 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/extverity

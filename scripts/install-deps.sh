@@ -12,6 +12,7 @@ pkgs=(
 	qemu-system-x86 busybox-static kmod cpio sparse fio
 	xz-utils python3 util-linux
 	xfsprogs btrfs-progs erofs-utils squashfs-tools
+	dkms lvm2 groff man-db
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "extverity.h"
+#include "table.h"
 
 static const struct ev_command commands[] = {
 	{ "format", ev_cmd_format,
@@ -27,6 +28,18 @@ static const struct ev_command commands[] = {
 	  "                    [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                    [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
 	  "                    DATA_DEV HASH_DEV ROOT_DIGEST\n" },
+	{ "open", ev_cmd_open,
+	  "Create a verified device-mapper device (loop devices for files)",
+	  "    extverity open [--hash-offset=BYTES]\n"
+	  "                   [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
+	  "                   [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
+	  "                   [--json] DATA NAME HASH ROOT_DIGEST\n" },
+	{ "close", ev_cmd_close,
+	  "Remove a device created by open",
+	  "    extverity close NAME\n" },
+	{ "status", ev_cmd_status,
+	  "Show the state of an extverity device",
+	  "    extverity status [--json] NAME\n" },
 };
 
 void ev_usage(const struct ev_command *cmd, FILE *fp)
@@ -61,6 +74,34 @@ bool ev_parse_offset(const char *arg, u64 *off)
 	return true;
 }
 
+void ev_table_longopts(struct option *opts, int base)
+{
+	int i;
+
+	for (i = 0; i < EV_NR_TABLE_OPTS; i++) {
+		opts[i].name = ev_table_opts[i].option;
+		opts[i].has_arg = no_argument;
+		opts[i].flag = NULL;
+		opts[i].val = base + i;
+	}
+}
+
+void ev_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
 static void usage_all(FILE *fp)
 {
 	size_t i;
@@ -74,7 +115,7 @@ static void usage_all(FILE *fp)
 		fputs(commands[i].usage, fp);
 	fputs("\nOther: extverity --help | --version | COMMAND --help\n"
 	      "Exit codes: 0 ok, 1 usage or root digest mismatch, 2 corruption "
-	      "found,\n3 out of memory, 4 I/O error, 5 busy.\n", fp);
+	      "found,\n3 out of memory, 4 I/O error or device not found, 5 busy.\n", fp);
 }
 
 int main(int argc, char *argv[])

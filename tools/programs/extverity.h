@@ -3,6 +3,7 @@
 #ifndef EXTVERITY_PROGRAM_H
 #define EXTVERITY_PROGRAM_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include "util.h"
 
@@ -13,6 +14,9 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[]);
 int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[]);
 int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[]);
 int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[]);
+int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[]);
+int ev_cmd_close(const struct ev_command *cmd, int argc, char *argv[]);
+int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[]);
 
 /**
  * struct ev_command - one entry of the dispatcher table
@@ -36,5 +40,12 @@ int ev_usage_error(const struct ev_command *cmd);
 bool ev_once(bool *seen, const char *opt);
 /* Parse --hash-offset; false after printing an error. */
 bool ev_parse_offset(const char *arg, u64 *off);
+/*
+ * Fill @opts[0..EV_NR_TABLE_OPTS) with the table options (--ignore-corruption
+ * ...), option i returning @base + i from getopt_long().
+ */
+void ev_table_longopts(struct option *opts, int base);
+/* Print @s as a JSON string (quoted, escaped) to stdout. */
+void ev_json_string(const char *s);
 
 #endif /* EXTVERITY_PROGRAM_H */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Device-mapper through libdevmapper, for open, close and status: udev
+ * synchronisation when udev runs, device nodes made by the library when it
+ * does not, and libdevmapper's messages in the tool's own format.
+ */
+#ifndef EXTVERITY_DM_H
+#define EXTVERITY_DM_H
+
+#include <stdbool.h>
+#include "util.h"
+
+/* What DM_DEVICE_INFO says about a device. */
+struct ev_dm_info {
+	bool exists;
+	int open_count;
+	unsigned int major, minor;
+	bool read_only;
+};
+
+/* The single target of a table or its status (all allocated). */
+struct ev_dm_target {
+	u64 start, len;
+	char *type;
+	char *params;
+};
+
+/*
+ * Set libdevmapper up and check that device-mapper can be used; 0, or
+ * EV_EIO with the error printed.
+ */
+int ev_dm_init(void);
+
+/* 0 and *@info, or an exit code with the error printed. */
+int ev_dm_info(const char *name, struct ev_dm_info *info);
+
+/**
+ * ev_dm_target() - the table (or status) of a device with one target
+ * @name: the device
+ * @status: true for the status line (STATUSTYPE_INFO), false for the table
+ * @t: filled in; free with ev_dm_target_free()
+ *
+ * Return: 0, EV_EUSAGE when the device has not exactly one target, or an
+ * exit code, with the error printed.
+ */
+int ev_dm_target(const char *name, bool status, struct ev_dm_target *t);
+void ev_dm_target_free(struct ev_dm_target *t);
+
+/*
+ * True when the kernel knows target @type, after trying
+ * `modprobe dm-<type>` once when it does not.
+ */
+bool ev_dm_has_target(const char *type);
+
+/**
+ * ev_dm_create() - create a read-only device with one target
+ * @name: device name (/dev/mapper/@name)
+ * @sectors: target length
+ * @type: target type
+ * @params: target parameters
+ *
+ * When the kernel refuses the table, its log lines (the reason) are
+ * printed when /dev/kmsg can be read.  Nothing is left on failure.
+ *
+ * Return: 0 or an exit code (EV_EBUSY: the name is taken), with the error
+ * printed.
+ */
+int ev_dm_create(const char *name, u64 sectors, const char *type,
+		 const char *params);
+
+/* Remove device @name; 0 or an exit code (EV_EBUSY: in use). */
+int ev_dm_remove(const char *name);
+
+#endif /* EXTVERITY_DM_H */

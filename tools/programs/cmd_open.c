@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * extverity open: authenticate the hash area, attach image files to loop
+ * devices and create the device-mapper device, as `veritysetup open`.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "dm.h"
+#include "extverity.h"
+#include "loop.h"
+#include "table.h"
+
+enum { OPT_OFFSET = 256, OPT_JSON, OPT_TABLE };
+
+/* The longest name device-mapper takes (DM_NAME_LEN - 1). */
+#define EV_DM_NAME_MAX 127
+
+/* stat() @path; 0, or an exit code for a missing or unusable one. */
+static int check_dev(const char *path, struct stat *st)
+{
+	if (stat(path, st)) {
+		ev_error("cannot access %s: %s", path, strerror(errno));
+		return EV_EIO;
+	}
+	if (!S_ISBLK(st->st_mode) && !S_ISREG(st->st_mode)) {
+		ev_error("%s is neither a block device nor a regular file",
+			 path);
+		return EV_EUSAGE;
+	}
+	return 0;
+}
+
+static bool check_name(const char *name)
+{
+	if (!*name || strlen(name) > EV_DM_NAME_MAX || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, "..")) {
+		ev_error("invalid device name '%s' (1 to %d characters, no "
+			 "'/')", name, EV_DM_NAME_MAX);
+		return false;
+	}
+	return true;
+}
+
+/* A block device as is; a regular file on a new loop device (*@fd). */
+static int get_dev(const char *path, const struct stat *st, int *fd,
+		   dev_t *dev)
+{
+	if (S_ISBLK(st->st_mode)) {
+		*dev = st->st_rdev;
+		return 0;
+	}
+	return ev_loop_attach(path, fd, dev);
+}
+
+static void print_json(const char *name, const char *table)
+{
+	char *dev = xmalloc(strlen(name) + 13);
+
+	sprintf(dev, "/dev/mapper/%s", name);
+	fputs("{\"name\": ", stdout);
+	ev_json_string(name);
+	fputs(", \"device\": ", stdout);
+	ev_json_string(dev);
+	fputs(", \"table\": ", stdout);
+	ev_json_string(table);
+	fputs("}\n", stdout);
+	free(dev);
+}
+
+/* Everything but option parsing; @args: DATA NAME HASH ROOT_DIGEST. */
+static int do_open(char *args[], u64 offset, unsigned int flags, bool json)
+{
+	const char *data = args[0], *name = args[1], *hash = args[2];
+	char dstr[32], hstr[32], *params = NULL, *table = NULL;
+	int dfd = -1, hfd = -1, err;
+	struct stat dst, hst;
+	struct ev_dm_info info;
+	dev_t ddev, hdev;
+	struct ev_area a;
+
+	if (!check_name(name))
+		return EV_EUSAGE;
+	err = check_dev(data, &dst);
+	if (!err)
+		err = check_dev(hash, &hst);
+	if (err)
+		return err;
+	/* A wrong digest is told here, before the kernel is involved. */
+	err = ev_table_open_area(&a, hash, offset, args[3]);
+	if (!err)
+		err = ev_dm_init();
+	if (!err)
+		err = ev_dm_info(name, &info);
+	if (!err && info.exists) {
+		ev_error("device %s already exists", name);
+		err = EV_EBUSY;
+	}
+	if (!err && !ev_dm_has_target(EXTVERITY_TARGET_NAME)) {
+		ev_error("dm-extverity target not available (load "
+			 "dm-extverity.ko)");
+		err = EV_EIO;
+	}
+	if (!err)
+		err = get_dev(data, &dst, &dfd, &ddev);
+	if (!err && S_ISREG(dst.st_mode) && S_ISREG(hst.st_mode) &&
+	    dst.st_dev == hst.st_dev && dst.st_ino == hst.st_ino)
+		hdev = ddev;	/* hash area appended: one loop device */
+	else if (!err)
+		err = get_dev(hash, &hst, &hfd, &hdev);
+	if (err)
+		goto out;
+	snprintf(dstr, sizeof(dstr), "%u:%u", major(ddev), minor(ddev));
+	snprintf(hstr, sizeof(hstr), "%u:%u", major(hdev), minor(hdev));
+	params = ev_table_params(&a, dstr, hstr, flags);
+	err = ev_dm_create(name, ev_table_sectors(&a), EXTVERITY_TARGET_NAME,
+			   params);
+	if (!err && json) {
+		table = xmalloc(strlen(params) + 64);
+		sprintf(table, "0 %" PRIu64 " %s %s", ev_table_sectors(&a),
+			EXTVERITY_TARGET_NAME, params);
+		print_json(name, table);
+	}
+out:
+	/* The table holds the loop devices now; autoclear frees them after. */
+	if (dfd >= 0)
+		close(dfd);
+	if (hfd >= 0)
+		close(hfd);
+	free(params);
+	free(table);
+	ev_area_close(&a);
+	return err;
+}
+
+int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
+{
+	struct option longopts[3 + EV_NR_TABLE_OPTS] = {
+		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
+		{ "json", no_argument, NULL, OPT_JSON },
+	};
+	bool seen_offset = false, json = false;
+	unsigned int flags = 0;
+	u64 offset = 0;
+	int c;
+
+	ev_table_longopts(longopts + 2, OPT_TABLE);
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == OPT_OFFSET) {
+			if (!ev_once(&seen_offset, "hash-offset") ||
+			    !ev_parse_offset(optarg, &offset))
+				return EV_EUSAGE;
+		} else if (c == OPT_JSON) {
+			if (!ev_once(&json, "json"))
+				return EV_EUSAGE;
+		} else if (c >= OPT_TABLE &&
+			   c < OPT_TABLE + EV_NR_TABLE_OPTS) {
+			if (ev_table_add_opt(&flags, c - OPT_TABLE))
+				return EV_EUSAGE;
+		} else {
+			return ev_usage_error(cmd);
+		}
+	}
+	if (argc - optind != 4)
+		return ev_usage_error(cmd);
+	return do_open(argv + optind, offset, flags, json);
+}

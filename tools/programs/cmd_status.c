@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * extverity status: the state of an extverity device, as
+ * `veritysetup status` shows a verity device, plus the target's counters.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/sysmacros.h>
+
+#include "dm.h"
+#include "extverity.h"
+#include "loop.h"
+#include "table.h"
+
+enum { OPT_JSON = 256 };
+
+/* One device of the table line: M:m, its /dev path, its loop file. */
+struct dev_desc {
+	char mm[32];
+	char *path;
+	char *backing;
+};
+
+/* What the table, the status line and the superblock say. */
+struct state {
+	struct ev_dm_info info;
+	unsigned int version, flags;
+	struct dev_desc data, hash;
+	u64 hash_sector, sectors;
+	char alg[16], root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	char health;
+	u64 verified, corrupt, zero;
+	bool have_sb;	/* the fields below are known */
+	unsigned int block_size;
+	char salt[2 * EXTVERITY_MAX_SALT_SIZE + 1];
+	char uuid[37];
+};
+
+static void describe(struct dev_desc *d)
+{
+	unsigned int ma, mi;
+
+	if (sscanf(d->mm, "%u:%u", &ma, &mi) != 2)
+		return;
+	d->path = ev_blockdev_path(makedev(ma, mi));
+	d->backing = ev_loop_backing_file(makedev(ma, mi));
+}
+
+/* Parse "1 D H SECTOR ALG ROOT [N OPTS...]"; 0 or -EINVAL. */
+static int parse_table(const char *params, struct state *s)
+{
+	char *copy = xstrdup(params), *save = NULL, *w;
+	int n = 0, err = 0, consumed = 0;
+
+	if (sscanf(params, "%u %31s %31s %" SCNu64 " %15s %128s%n",
+		   &s->version, s->data.mm, s->hash.mm, &s->hash_sector,
+		   s->alg, s->root, &consumed) != 6) {
+		free(copy);
+		return -EINVAL;
+	}
+	for (w = strtok_r(copy + consumed, " ", &save); w;
+	     w = strtok_r(NULL, " ", &save)) {
+		if (n++ == 0)
+			continue;	/* the option count */
+		if (ev_table_parse_opt(w, &s->flags))
+			err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+/* Read and authenticate the superblock for block size, salt and uuid. */
+static void read_sb(struct state *s)
+{
+	struct ev_area a;
+
+	if (!s->hash.path)
+		return;
+	if (!ev_table_open_area(&a, s->hash.path, s->hash_sector * 512,
+				s->root)) {
+		s->have_sb = true;
+		s->block_size = a.p.block_size;
+		ev_bin2hex(a.sb.salt, a.p.salt_size, s->salt);
+		ev_format_uuid(a.sb.uuid, s->uuid);
+	}
+	ev_area_close(&a);
+}
+
+static void json_field(const char *key, const char *val, bool last)
+{
+	printf("\"%s\": ", key);
+	if (val)
+		ev_json_string(val);
+	else
+		fputs("null", stdout);
+	fputs(last ? "}\n" : ", ", stdout);
+}
+
+static void print_json(const char *name, const struct state *s)
+{
+	char dev[160];
+	int i, n = 0;
+
+	snprintf(dev, sizeof(dev), "/dev/mapper/%s", name);
+	fputs("{", stdout);
+	json_field("name", name, false);
+	json_field("device", dev, false);
+	printf("\"active\": true, \"in_use\": %s, \"type\": \"extverity\", "
+	       "\"status\": \"%s\", \"verified_blocks\": %" PRIu64
+	       ", \"corrupt_blocks\": %" PRIu64 ", \"zero_blocks\": %" PRIu64
+	       ", \"version\": %u, \"hash_algorithm\": \"%s\", ",
+	       s->info.open_count > 0 ? "true" : "false",
+	       s->health == 'V' ? "verified" : "corrupted", s->verified,
+	       s->corrupt, s->zero, s->version, s->alg);
+	if (s->have_sb)
+		printf("\"data_block_size\": %u, \"salt\": \"%s\", "
+		       "\"uuid\": \"%s\", ", s->block_size, s->salt, s->uuid);
+	else
+		fputs("\"data_block_size\": null, \"salt\": null, "
+		      "\"uuid\": null, ", stdout);
+	printf("\"size_sectors\": %" PRIu64 ", ", s->sectors);
+	json_field("data_device", s->data.path, false);
+	json_field("data_devno", s->data.mm, false);
+	json_field("data_backing_file", s->data.backing, false);
+	json_field("hash_device", s->hash.path, false);
+	json_field("hash_devno", s->hash.mm, false);
+	json_field("hash_backing_file", s->hash.backing, false);
+	printf("\"hash_offset\": %" PRIu64 ", \"root_digest\": \"%s\", "
+	       "\"flags\": [", s->hash_sector * 512, s->root);
+	for (i = 0; i < EV_NR_TABLE_OPTS; i++)
+		if (s->flags & (1U << i))
+			printf("%s\"%s\"", n++ ? ", " : "",
+			       ev_table_opts[i].param);
+	fputs("]}\n", stdout);
+}
+
+static void print_text(const char *name, const struct state *s)
+{
+	int i, n = 0;
+
+	printf("/dev/mapper/%s is active%s.\n", name,
+	       s->info.open_count > 0 ? " and is in use" : "");
+	printf("  type:        EXTVERITY\n");
+	printf("  status:      %s\n",
+	       s->health == 'V' ? "verified" : "corrupted");
+	printf("  verified:    %" PRIu64 " blocks\n", s->verified);
+	printf("  corrupt:     %" PRIu64 " blocks\n", s->corrupt);
+	printf("  zero:        %" PRIu64 " blocks\n", s->zero);
+	printf("  hash type:   %u\n", s->version);
+	if (s->have_sb)
+		printf("  data block:  %u\n", s->block_size);
+	printf("  hash name:   %s\n", s->alg);
+	if (s->have_sb) {
+		printf("  salt:        %s\n", *s->salt ? s->salt : "-");
+		printf("  uuid:        %s\n", s->uuid);
+	}
+	printf("  data device: %s\n", s->data.path ? s->data.path : s->data.mm);
+	if (s->data.backing)
+		printf("  data loop:   %s\n", s->data.backing);
+	printf("  size:        %" PRIu64 " sectors\n", s->sectors);
+	printf("  mode:        readonly\n");
+	printf("  hash device: %s\n", s->hash.path ? s->hash.path : s->hash.mm);
+	if (s->hash.backing)
+		printf("  hash loop:   %s\n", s->hash.backing);
+	printf("  hash offset: %" PRIu64 " sectors\n", s->hash_sector);
+	printf("  root digest: %s\n", s->root);
+	if (s->flags) {
+		printf("  flags:       ");
+		for (i = 0; i < EV_NR_TABLE_OPTS; i++)
+			if (s->flags & (1U << i))
+				printf("%s%s", n++ ? " " : "",
+				       ev_table_opts[i].param);
+		printf("\n");
+	}
+}
+
+static int get_state(const char *name, struct state *s)
+{
+	struct ev_dm_target t;
+	int err;
+
+	err = ev_dm_target(name, false, &t);
+	if (err)
+		return err;
+	if (strcmp(t.type, EXTVERITY_TARGET_NAME)) {
+		ev_error("device %s is not an extverity device (target %s)",
+			 name, t.type);
+		err = EV_EUSAGE;
+	} else if (parse_table(t.params, s)) {
+		ev_error("cannot parse the table of %s: %s", name, t.params);
+		err = EV_EUSAGE;
+	}
+	s->sectors = t.len;
+	ev_dm_target_free(&t);
+	if (err)
+		return err;
+	err = ev_dm_target(name, true, &t);
+	if (err)
+		return err;
+	if (sscanf(t.params, " %c %" SCNu64 " %" SCNu64 " %" SCNu64,
+		   &s->health, &s->verified, &s->corrupt, &s->zero) != 4) {
+		ev_error("cannot parse the status of %s: %s", name, t.params);
+		err = EV_EUSAGE;
+	}
+	ev_dm_target_free(&t);
+	describe(&s->data);
+	describe(&s->hash);
+	read_sb(s);
+	return err;
+}
+
+int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	const char *name;
+	struct state s;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c != OPT_JSON)
+			return ev_usage_error(cmd);
+		if (!ev_once(&json, "json"))
+			return EV_EUSAGE;
+	}
+	if (argc - optind != 1)
+		return ev_usage_error(cmd);
+	name = argv[optind];
+	memset(&s, 0, sizeof(s));
+	err = ev_dm_init();
+	if (!err)
+		err = ev_dm_info(name, &s.info);
+	if (err)
+		return err;
+	if (!s.info.exists) {
+		if (json) {
+			fputs("{", stdout);
+			json_field("name", name, false);
+			fputs("\"active\": false}\n", stdout);
+		} else {
+			printf("%s is inactive.\n", name);
+		}
+		return EV_EIO;
+	}
+	err = get_state(name, &s);
+	if (!err) {
+		if (json)
+			print_json(name, &s);
+		else
+			print_text(name, &s);
+	}
+	free(s.data.path);
+	free(s.data.backing);
+	free(s.hash.path);
+	free(s.hash.backing);
+	return err;
+}
