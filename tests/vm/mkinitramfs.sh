@@ -8,23 +8,35 @@
 # control disk.
 #
 # Usage: tests/vm/mkinitramfs.sh [OUTPUT]      (default build/vm/initramfs.cpio.gz)
-#   KVER     kernel version (default: the newest in /lib/modules)
+#   KVER     kernel version (default: the newest in $VM_MODROOT/lib/modules)
+#   VM_MODROOT  where that kernel's modules are installed (default: empty,
+#            i.e. /lib/modules/$KVER; the debug kernel's are under
+#            build/debug-kernel/modroot).  A module of the list below that
+#            the kernel has built in (modules.builtin) is left out.
 #   EXTVERITY_RELEASE, MODULE   the tool and the .ko to include (default:
 #            tools/extverity and drivers/md/dm-extverity.ko)
+#   VM_EXTRA_BINS  more binaries for /sbin, with their libraries, each when
+#            installed (default /sbin/lvm)
 #
 # The image is rebuilt only when an input changed: a signature of every
 # input (path, size, mtime) is kept next to it.  Prints the output path.
 set -eu
 TOPDIR=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:-$TOPDIR/build/vm/initramfs.cpio.gz}
-: "${KVER:=$(ls /lib/modules | sort -V | tail -n 1)}"
-MODDIR=/lib/modules/$KVER
+: "${VM_MODROOT:=}"
+: "${KVER:=$(ls "$VM_MODROOT/lib/modules" | sort -V | tail -n 1)}"
+MODDIR=$VM_MODROOT/lib/modules/$KVER
 
 # Loaded by /init in this order (dependencies are added in front).
 MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
 	virtio_pci virtio_blk dm-mod dm-bufio reed_solomon dm-verity loop
 	sha256-ssse3 sha512_generic"
 BINARIES="/bin/busybox /usr/sbin/dmsetup"
+# Optional: put in /sbin when installed (lvm for tests/vm/scenarios/cli.sh).
+EXTRA_BINS=""
+for b in ${VM_EXTRA_BINS-/sbin/lvm}; do
+	[ -x "$b" ] && EXTRA_BINS="$EXTRA_BINS $b"
+done
 TOOL=${EXTVERITY_RELEASE:-$TOPDIR/tools/extverity}
 EXTMOD=${MODULE:-$TOPDIR/drivers/md/dm-extverity.ko}
 INIT=$TOPDIR/tests/vm/init
@@ -37,6 +49,13 @@ modpath() {
 	local re=${1//[-_]/[-_]}
 	grep -Eo "^[^:]*/${re}\.ko(\.xz|\.zst|\.gz)?:" "$MODDIR/modules.dep" |
 		head -n 1 | tr -d :
+}
+
+# builtin NAME: the kernel has the module built in.
+builtin() {
+	local re=${1//[-_]/[-_]}
+	[ -f "$MODDIR/modules.builtin" ] &&
+		grep -Eq "/${re}\.ko\$" "$MODDIR/modules.builtin"
 }
 
 # Resolve every module with its dependencies, dependencies first.
@@ -53,7 +72,10 @@ add_module() {
 }
 for m in $MODULES; do
 	p=$(modpath "$m")
-	[ -n "$p" ] || die "module $m not found in $MODDIR/modules.dep"
+	if [ -z "$p" ]; then
+		builtin "$m" && continue
+		die "module $m not found in $MODDIR/modules.dep"
+	fi
 	add_module "$p"
 done
 
@@ -61,14 +83,14 @@ libs_of() {
 	ldd "$1" 2>/dev/null | grep -Eo '(/[^ ]+)' | grep -v "^$1\$" || true
 }
 files=("$INIT" "$0")
-for b in $BINARIES; do files+=("$b"); done
+for b in $BINARIES $EXTRA_BINS; do files+=("$b"); done
 [ -x "$TOOL" ] && files+=("$TOOL")
 [ -f "$EXTMOD" ] && files+=("$EXTMOD")
 for p in "${order[@]}"; do files+=("$MODDIR/$p"); done
-libs=$(for b in $BINARIES $([ -x "$TOOL" ] && echo "$TOOL"); do libs_of "$b"; done | sort -u)
+libs=$(for b in $BINARIES $EXTRA_BINS $([ -x "$TOOL" ] && echo "$TOOL"); do libs_of "$b"; done | sort -u)
 for l in $libs; do files+=("$l"); done
 
-sig=$(for f in "${files[@]}"; do stat -L -c '%n %s %Y' "$f"; done; echo "$KVER")
+sig=$(for f in "${files[@]}"; do stat -L -c '%n %s %Y' "$f"; done; echo "$KVER $MODDIR")
 sig=$(sha256sum <<<"$sig" | cut -d' ' -f1)
 if [ -f "$OUT" ] && [ "$(cat "$OUT.sig" 2>/dev/null)" = "$sig" ]; then
 	echo "$OUT"
@@ -85,6 +107,7 @@ chmod 755 "$root/init"
 cp /bin/busybox "$root/bin/busybox"
 cp /usr/sbin/dmsetup "$root/sbin/dmsetup"
 [ -x "$TOOL" ] && cp "$TOOL" "$root/bin/extverity"
+for b in $EXTRA_BINS; do cp "$b" "$root/sbin/"; done
 for l in $libs; do
 	mkdir -p "$root$(dirname "$l")"
 	cp -L "$l" "$root$l"

@@ -23,23 +23,45 @@
 #   vm_report NAME             turn $VM_OUTDIR/NAME's results into
 #                              pass/fail cases (prefix NAME/) plus the two
 #                              cases NAME/boot and NAME/kernel-log
+#
+# The kernel (make check-debug sets these from scripts/debug-kernel.sh env):
+#   VM_KERNEL       the bzImage (default /boot/vmlinuz-$KVER)
+#   KVER            its release: the modules come from
+#   VM_MODROOT      $VM_MODROOT/lib/modules/$KVER (default: empty, i.e. /)
+#   VM_APPEND       extra kernel arguments for every boot
+#   VM_TIME_FACTOR  multiplies every --timeout (a slower kernel; default 1)
+#   VM_KCONFIG      its .config (default /boot/config-$KVER): vm_kconfig
+#   VM_DEBUG_KERNEL 1 on the debug kernel (KASAN, lockdep, kmemleak)
+#   vm_kconfig SYM  prints CONFIG_SYM's value in $VM_KCONFIG (y, m, ...;
+#                   nothing when unset), for a boot that needs an option
 
 VM_TOPDIR=${TOPDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-: "${KVER:=$(ls /lib/modules 2>/dev/null | sort -V | tail -n 1)}"
+: "${VM_MODROOT:=}"
+: "${KVER:=$(ls "$VM_MODROOT/lib/modules" 2>/dev/null | sort -V | tail -n 1)}"
 : "${VM_KERNEL:=/boot/vmlinuz-$KVER}"
+: "${VM_APPEND:=}"
+: "${VM_TIME_FACTOR:=1}"
+: "${VM_KCONFIG:=/boot/config-$KVER}"
+: "${VM_DEBUG_KERNEL:=0}"
 : "${VM_OUTDIR:=${WORKDIR:-/tmp/vm-out}}"
 : "${VM_MEM:=1024}"
 : "${VM_SMP:=2}"
 : "${QEMU:=qemu-system-x86_64}"
-export KVER
+export KVER VM_MODROOT
 
 # Kernel log lines that fail a run unless the scenario asked for them.
 VM_BAD_RE='BUG[: ]|WARNING:|Oops|Call Trace|KASAN|possible circular locking|kmemleak|general protection|Kernel panic|UBSAN|refcount_t:|list_add corruption|list_del corruption|hung_task|blocked for more than'
+# ... except these, which every debug kernel boot prints.
+VM_OK_RE='kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread (started|ended))'
+
+vm_kconfig() {
+	sed -n "s/^CONFIG_$1=//p" "$VM_KCONFIG" 2>/dev/null | head -n 1
+}
 
 vm_prereqs() {
 	command -v "$QEMU" >/dev/null || { echo "$QEMU not installed"; return; }
 	[ -r "$VM_KERNEL" ] || { echo "no kernel $VM_KERNEL"; return; }
-	[ -d "/lib/modules/$KVER" ] || { echo "no /lib/modules/$KVER"; return; }
+	[ -d "$VM_MODROOT/lib/modules/$KVER" ] || { echo "no $VM_MODROOT/lib/modules/$KVER"; return; }
 	command -v cpio >/dev/null || { echo "cpio not installed"; return; }
 	[ -x /bin/busybox ] || { echo "busybox-static not installed"; return; }
 	[ -x /usr/sbin/dmsetup ] || { echo "dmsetup not installed"; return; }
@@ -66,7 +88,9 @@ run_vm() {
 	mkdir -p "$out/ctl"
 
 	local initrd
-	initrd=$("$VM_TOPDIR/tests/vm/mkinitramfs.sh" "$VM_TOPDIR/build/vm/initramfs.cpio.gz") || {
+	timeout=$((timeout * VM_TIME_FACTOR))
+	# One image per kernel: the modules differ.
+	initrd=$("$VM_TOPDIR/tests/vm/mkinitramfs.sh" "$VM_TOPDIR/build/vm/initramfs-$KVER.cpio.gz") || {
 		echo "initramfs build failed" >"$out/problems"
 		echo crash >"$out/outcome"
 		return 1
@@ -95,7 +119,7 @@ run_vm() {
 	timeout --kill-after=5 "$timeout" "$QEMU" -machine accel=tcg -cpu max \
 		-smp "$VM_SMP" -m "$VM_MEM" -nographic -no-reboot \
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1 evt.out=$mib $append" \
+		-append "console=ttyS0 quiet panic=-1 evt.out=$mib $VM_APPEND $append" \
 		"${drives[@]}" </dev/null >"$out/console.raw" 2>"$out/qemu.err" || rc=$?
 	echo $(($(date +%s) - start)) >"$out/seconds"
 	tr -d '\r' <"$out/console.raw" >"$out/console.log"
@@ -135,7 +159,7 @@ run_vm() {
 			cat "$out/console.log"
 		fi
 		[ -f "$out/dmesg" ] && cat "$out/dmesg"
-	} | grep -E "$VM_BAD_RE" | sort -u >"$out/problems" || true
+	} | grep -E "$VM_BAD_RE" | grep -Ev "$VM_OK_RE" | sort -u >"$out/problems" || true
 
 	local ok=0
 	[ "$outcome" = "$expect" ] || ok=1
