@@ -67,7 +67,7 @@ static void set_params(struct ctx *c)
 
 static int hash_files(struct ctx *c, int fd)
 {
-	struct ev_jobs jobs = { 0 };
+	struct ev_jobs jobs = { .progress = "hashing files" };
 	size_t i;
 	int err;
 
@@ -315,7 +315,7 @@ static void sweep_gap(struct ctx *c, u64 from, u64 to, u64 *rank)
 
 static int build_map(struct ctx *c, int fd)
 {
-	struct ev_jobs jobs = { 0 };
+	struct ev_jobs jobs = { .progress = "hashing metadata" };
 	u64 pos = 0, rank = 0;
 	size_t i;
 	int err;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "parallel.h"
+#include "progress.h"
 
 struct pool {
 	struct ev_jobs *j;
@@ -63,6 +64,9 @@ static void *worker(void *arg)
 		else
 			ev_tree_hash_data(job->t, &h, pool->fd, job->first,
 					  job->last, buf, EV_CHUNK_BLOCKS);
+		if (pool->j->progress && !job->finish)
+			ev_progress_add((job->last - job->first) <<
+					pool->p->log_blocksize);
 	}
 	free(buf);
 	ev_hasher_free(&h);
@@ -76,11 +80,17 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t *tids;
 	size_t nthreads, started = 0, i;
+	u64 bytes = 0;
 	int err = 0;
 
 	if (ncpu < 1)
 		ncpu = 1;
 	nthreads = (size_t)ncpu < j->n ? (size_t)ncpu : j->n;
+	for (i = 0; i < j->n; i++)
+		if (!j->v[i].finish)
+			bytes += (j->v[i].last - j->v[i].first) << p->log_blocksize;
+	if (j->progress && bytes)
+		ev_progress_begin(j->progress, bytes);
 	tids = xcalloc(nthreads + 1, sizeof(*tids));
 	/* The calling thread works too; extra threads only when useful. */
 	for (i = 1; i < nthreads; i++) {
@@ -92,6 +102,8 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 	for (i = 1; i <= started; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
+	if (j->progress && bytes)
+		ev_progress_end();
 	if (atomic_load(&pool.failed))
 		err = EV_EUSAGE;
 	for (i = 0; i < j->n && !err; i++) {

@@ -23,10 +23,15 @@ struct ev_job {
 	bool finish;
 };
 
+/*
+ * @progress, when set, names the phase ev_jobs_run() shows progress for
+ * (tools/lib/progress.h), counted in data bytes hashed.
+ */
 struct ev_jobs {
 	struct ev_job *v;
 	size_t n;
 	size_t cap;
+	const char *progress;
 };
 
 /* Queue level-0 jobs covering all of @t's data blocks. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "progress.h"
 #include "verify.h"
 
 struct vctx {
@@ -210,6 +211,7 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 				 strerror(-err));
 			return EV_EIO;
 		}
+		ev_progress_add(n * bs);
 		for (k = 0; k < n; k++) {
 			u64 blk = start + done + k, lf = leaf + done + k;
 			const char *path;
@@ -243,14 +245,15 @@ static int cmp_by_tree(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-int ev_verify(struct ev_area *a, const char *image)
+int ev_verify(struct ev_area *a, const char *image,
+	      struct ev_verify_result *res)
 {
 	const struct extverity_params *p = &a->p;
 	u64 nr_ext = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries;
 	u64 nr_trees = p->sect[EXTVERITY_SECT_TREES].nr_entries;
 	struct vctx v = { .a = a };
 	struct stat st;
-	u64 *order, i, t;
+	u64 *order, i, t, bytes = 0;
 	int err = 0;
 
 	v.data_fd = open(image, O_RDONLY);
@@ -279,6 +282,11 @@ int ev_verify(struct ev_area *a, const char *image)
 		order[i] = i;
 	g_ext = a->extents;
 	qsort(order, nr_ext, sizeof(*order), cmp_by_tree);
+	for (i = 0; i < nr_ext; i++)
+		if (le32_to_cpu(a->extents[i].tree) != EXTVERITY_TREE_ZERO)
+			bytes += (u64)le32_to_cpu(a->extents[i].count) <<
+				 p->log_blocksize;
+	ev_progress_begin("verifying", bytes);
 	i = 0;
 	for (t = 0; t < nr_trees && !err; t++) {
 		bool ok = check_tree(&v, t, &err);
@@ -292,12 +300,16 @@ int ev_verify(struct ev_area *a, const char *image)
 				err = check_extent(&v, e);
 		}
 	}
+	ev_progress_end();
 	print_bad_tops(&v);
 	if (v.reports > EV_MAX_REPORTS)
 		ev_error("... and %llu more corrupted items",
 			 (unsigned long long)(v.reports - EV_MAX_REPORTS));
 	if (!err && v.reports)
 		err = EV_ECORRUPT;
+	if (res)
+		*res = (struct ev_verify_result){ .data_bytes = bytes,
+						  .corrupted = v.reports };
 	free(order);
 	free(v.buf);
 	free(v.blocks);

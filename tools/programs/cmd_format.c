@@ -14,11 +14,12 @@
 #include "extverity.h"
 #include "fiemap.h"
 #include "layout.h"
+#include "progress.h"
 #include "write.h"
 
 enum {
 	OPT_HASH = 256, OPT_BLOCK_SIZE, OPT_SALT, OPT_UUID, OPT_OFFSET,
-	OPT_FS, OPT_JSON,
+	OPT_FS, OPT_JSON, OPT_PROGRESS,
 };
 
 static const struct option longopts[] = {
@@ -29,6 +30,7 @@ static const struct option longopts[] = {
 	{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 	{ "fs", required_argument, NULL, OPT_FS },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -115,7 +117,7 @@ static void print_result(const struct ev_format_opts *o,
 /* Parse the options into @o; 0 or an exit code. */
 static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 		      struct ev_format_opts *o, u64 *offset,
-		      enum fs_mode *fs, bool *json)
+		      enum fs_mode *fs, bool *json, bool *progress)
 {
 	bool seen[8] = { false }, have_salt = false, have_uuid = false;
 	const char *salt_arg = NULL;
@@ -185,6 +187,9 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 			break;
 		case OPT_JSON:
 			*json = true;
+			break;
+		case OPT_PROGRESS:
+			*progress = true;
 			break;
 		}
 	}
@@ -263,7 +268,7 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	struct ev_fs fs;
 	enum fs_mode mode = FS_AUTO;
 	u64 offset = 0, size;
-	bool json = false, same;
+	bool json = false, progress = false, same;
 	const char *image, *hashfile;
 	u32 bs;
 	int fd, err;
@@ -271,9 +276,11 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	memset(&o, 0, sizeof(o));
 	memset(&fs, 0, sizeof(fs));
 	memset(&r, 0, sizeof(r));
-	err = parse_opts(cmd, argc, argv, &o, &offset, &mode, &json);
+	err = parse_opts(cmd, argc, argv, &o, &offset, &mode, &json,
+			 &progress);
 	if (err)
 		return err;
+	ev_progress_setup(progress);
 	image = argv[optind];
 	hashfile = argv[optind + 1];
 	bs = 1U << o.log_blocksize;

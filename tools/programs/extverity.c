@@ -15,13 +15,15 @@ static const struct ev_command commands[] = {
 	  "Hash a filesystem image and write its hash area",
 	  "    extverity format [--hash=sha256|sha512] [--data-block-size=N]\n"
 	  "                     [--salt=HEX|-] [--uuid=UUID] [--hash-offset=BYTES]\n"
-	  "                     [--fs=auto|ext4|fiemap|raw] [--json] IMAGE HASHFILE\n" },
+	  "                     [--fs=auto|ext4|fiemap|raw] [--json] [--progress]\n"
+	  "                     IMAGE HASHFILE\n" },
 	{ "dump", ev_cmd_dump,
 	  "Show the parameters of a hash area, or its files' fs-verity digests",
 	  "    extverity dump [--files] [--json] [--hash-offset=BYTES] HASHFILE\n" },
 	{ "verify", ev_cmd_verify,
 	  "Check a whole image against its hash area",
-	  "    extverity verify [--hash-offset=BYTES] IMAGE HASHFILE ROOT_DIGEST\n" },
+	  "    extverity verify [--hash-offset=BYTES] [--json] [--progress]\n"
+	  "                     IMAGE HASHFILE ROOT_DIGEST\n" },
 	{ "table", ev_cmd_table,
 	  "Print the device-mapper table line",
 	  "    extverity table [--hash-offset=BYTES]\n"
