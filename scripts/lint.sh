@@ -40,7 +40,10 @@ if [ -f drivers/md/Kbuild ]; then
 	echo "  KBUILD  W=1 C=1 (sparse)"
 	log=build/lint-kbuild.log
 	mkdir -p build
-	make -s -C "$kdir" M="$top" clean >/dev/null 2>&1 || true
+	# Recompile every file of the module so W=1 and sparse see them all.
+	# Not `make M=... clean`: that deletes every .o and .ko below the
+	# project, the debug kernel's build in build/debug-kernel included.
+	rm -f drivers/md/*.o drivers/md/.*.o.cmd drivers/md/*.ko
 	if ! make -C "$kdir" M="$top" W=1 C=1 modules >"$log" 2>&1; then
 		cat "$log"
 		status=1
