@@ -4,9 +4,14 @@
 #
 #   make            build tools/extverity and drivers/md/dm-extverity.ko
 #   make check      install missing build/test dependencies, build, run all tests
+#   make check-debug  the VM tests again on a KASAN/lockdep/kmemleak kernel
 #   make demo       format a sample image, verify it, show a corruption report
 #   make bench      extverity vs dm-verity vs raw in one VM run (bench/results/)
 #   make lint       checkpatch --strict, sparse (C=1) and W=1 on the kernel code
+#   make stress     10 minutes of the VM stress scenario (STRESS_SECONDS)
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS (60) each (tests/fuzz)
+#   make kernel-patch  build/extverity-linux-6.1.patch: the target in tree,
+#                   built in, usable from dm-mod.create= (docs/kernel-patch.md)
 #   make clean
 #
 # KDIR selects the kernel build tree (default: the running kernel's, else the
@@ -41,7 +46,7 @@ KDIR := $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
 endif
 
-.PHONY: all tools module check check-deps demo lint clean bench
+.PHONY: all tools module check check-deps demo lint clean bench check-debug
 all: tools module
 
 tools: tools/extverity
@@ -75,6 +80,51 @@ check: check-deps
 	$(MAKE) all build/asan/extverity
 	tests/run
 
+# The VM tests on a debug kernel built from Debian's linux-source-6.1 with
+# KASAN, lockdep, kmemleak (scripts/debug-kernel.sh; docs/testing.md).
+check-debug: check-deps
+	$(MAKE) tools build/asan/extverity
+	scripts/debug-kernel.sh
+	env $$(scripts/debug-kernel.sh env) TESTS_OUTDIR=$(CURDIR)/build/tests-debug \
+		VM_STRESS_SECONDS=$${VM_STRESS_SECONDS:-30} tests/run tests/vm/t-*.sh
+
+# The stress scenario alone, for STRESS_SECONDS (600; make check runs 50 s).
+STRESS_SECONDS ?= 600
+.PHONY: stress
+stress: check-deps
+	$(MAKE) all
+	VM_STRESS_DURATION=$(STRESS_SECONDS) tests/run tests/vm/t-vm-stress.sh
+
+# libFuzzer harnesses (tests/fuzz, docs/testing.md): clang, ASan and UBSan,
+# linked with every tool object but main()'s.  `make fuzz` runs each for
+# FUZZ_SECONDS; tests/userspace/t-fuzz.sh runs a short pass in `make check`.
+FUZZ_CC := clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,\
+	$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_OBJS := $(filter-out build/fuzz/obj/tools/programs/extverity.o,\
+	$(TOOL_SRCS:%.c=build/fuzz/obj/%.o))
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_TARGETS)
+
+fuzz: check-deps
+	$(MAKE) fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+build/fuzz/obj/%.o: %.c $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (fuzz)"
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(CFLAGS) $(FUZZ_FLAGS) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Itools/programs $(CFLAGS) $(FUZZ_FLAGS) \
+		-fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+
 # Not part of check: ratios against dm-verity and raw, see bench/run.sh.
 bench: check-deps
 	$(MAKE) all
@@ -91,10 +141,20 @@ clean:
 lint:
 	$(Q)KDIR=$(KDIR) scripts/lint.sh
 
+# The in-tree drop-in for Debian's linux-source-6.1, checked to apply and to
+# pass the tree's checkpatch.pl (docs/kernel-patch.md).
+.PHONY: kernel-patch
+kernel-patch:
+	scripts/kernel-patch.sh
+
 # make install [PREFIX=/usr/local] [DESTDIR=]: the tool, its man page and
-# bash completion.  make install-dkms: the module's source for DKMS in
-# $(DESTDIR)/usr/src/extverity-$(VERSION) (then: dkms install extverity/$(VERSION)).
+# bash completion, and the initramfs-tools hook and local-top script for a
+# verified root (docs/boot.md; always under /usr/share/initramfs-tools, the
+# only place initramfs-tools looks).  make install-dkms: the module's source
+# for DKMS in $(DESTDIR)/usr/src/extverity-$(VERSION) (then: dkms install
+# extverity/$(VERSION)).
 PREFIX ?= /usr/local
+INITRAMFS_DIR := /usr/share/initramfs-tools
 DKMS_DIR := /usr/src/extverity-$(VERSION)
 DKMS_FILES := dkms.conf Kbuild drivers/md/Kbuild include/uapi/linux/dm-extverity.h \
 	$(filter-out %.mod.c,$(wildcard drivers/md/*.c)) $(wildcard drivers/md/*.h)
@@ -105,6 +165,10 @@ install: tools
 	install -D -m 644 docs/extverity.8 $(DESTDIR)$(PREFIX)/share/man/man8/extverity.8
 	install -D -m 644 scripts/extverity.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/extverity
+	install -D -m 755 scripts/initramfs-tools/hooks/extverity \
+		$(DESTDIR)$(INITRAMFS_DIR)/hooks/extverity
+	install -D -m 755 scripts/initramfs-tools/scripts/local-top/extverity \
+		$(DESTDIR)$(INITRAMFS_DIR)/scripts/local-top/extverity
 
 install-dkms:
 	@for f in $(DKMS_FILES); do \
@@ -115,4 +179,6 @@ install-dkms:
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/extverity \
 		$(DESTDIR)$(PREFIX)/share/man/man8/extverity.8 \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/extverity
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/extverity \
+		$(DESTDIR)$(INITRAMFS_DIR)/hooks/extverity \
+		$(DESTDIR)$(INITRAMFS_DIR)/scripts/local-top/extverity

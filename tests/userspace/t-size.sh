@@ -8,7 +8,7 @@ sizes=/work/shared/data/debian12-usr-file-sizes.txt.gz
 
 # ratio NAME IMAGE: assert extverity bytes <= 1.25 x veritysetup bytes.
 ratio() {
-	"$EXTVERITY_RELEASE" format --salt=- "$2" "$W/h" >/dev/null 2>"$W/err" ||
+	"$EXTVERITY" format --salt=- "$2" "$W/h" >/dev/null 2>"$W/err" ||
 		{ fail "$1: format: $(cat "$W/err")"; return; }
 	veritysetup format "$2" "$W/vh" >/dev/null 2>&1 ||
 		{ fail "$1: veritysetup format failed"; return; }
@@ -45,8 +45,8 @@ kb=$(du -sk "$W/many" | cut -f1)
 mke2fs -q -F -t ext4 -b 4096 -N 30000 -d "$W/many" "$W/many.ext4" \
 	$(((kb * 13 / 10 + 16384) / 4 * 4))k
 ratio "20k small files" "$W/many.ext4"
-"$EXTVERITY_RELEASE" format --salt=- "$W/many.ext4" "$W/h" >/dev/null 2>&1
-"$EXTVERITY_RELEASE" dump --files "$W/h" >"$W/got"
+"$EXTVERITY" format --salt=- "$W/many.ext4" "$W/h" >/dev/null 2>&1
+"$EXTVERITY" dump --files "$W/h" >"$W/got"
 oracle "$W/many" sha256 4096 | sed 's| /| /|' >"$W/want"
 if cmp -s "$W/got" "$W/want"; then
 	pass "20k small files: all digests equal fsverity's"

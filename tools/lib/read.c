@@ -6,8 +6,11 @@
  * whether the records are usable.
  */
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hash.h"
@@ -89,13 +92,49 @@ int ev_area_check_root(struct ev_area *a, const char *root_hex)
 	return 0;
 }
 
+/* Bytes of a regular file or block device; 0 when it has no size. */
+static int file_size(int fd, u64 *size)
+{
+	struct stat st;
+
+	*size = 0;
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		*size = st.st_size;
+	else if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, size))
+		return -errno;
+	return 0;
+}
+
 int ev_area_parse(struct ev_area *a)
 {
 	const char *why = NULL;
+	u64 size, blocks;
+	int err;
 
 	if (extverity_parse_superblock(&a->sb, &a->p, &why)) {
 		ev_error("invalid hash area in %s: %s", a->path, why);
 		return EV_EUSAGE;
+	}
+	/*
+	 * Every later read and allocation is sized by the superblock: check
+	 * it against the file once, so that a short file is told as such and
+	 * a huge count cannot make us allocate what the file cannot hold.
+	 */
+	err = file_size(a->fd, &size);
+	if (err) {
+		ev_error("cannot get the size of %s: %s", a->path,
+			 strerror(-err));
+		return EV_EIO;
+	}
+	blocks = size > a->offset ? (size - a->offset) >> a->p.log_blocksize : 0;
+	if (a->p.hash_blocks > blocks) {
+		ev_error("hash area in %s is truncated: %llu blocks, %llu "
+			 "present", a->path,
+			 (unsigned long long)a->p.hash_blocks,
+			 (unsigned long long)blocks);
+		return EV_EIO;
 	}
 	return 0;
 }

@@ -67,7 +67,10 @@ void ev_area_close(struct ev_area *a);
  */
 int ev_area_check_root(struct ev_area *a, const char *root_hex);
 
-/* Validate the superblock; 0 or EV_EUSAGE with the error printed. */
+/*
+ * Validate the superblock and check that the file holds the whole area;
+ * 0, EV_EUSAGE or EV_EIO (truncated), with the error printed.
+ */
 int ev_area_parse(struct ev_area *a);
 
 /**

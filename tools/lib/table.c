@@ -4,11 +4,14 @@
  * serves the command line (table, open) and the parsing of a loaded
  * table (status).
  */
+#include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sig.h"
 #include "table.h"
 
 const struct ev_table_opt_info ev_table_opts[EV_NR_TABLE_OPTS] = {
@@ -48,19 +51,6 @@ int ev_table_add_opt(unsigned int *flags, enum ev_table_opt opt)
 	return 0;
 }
 
-int ev_table_parse_opt(const char *word, unsigned int *flags)
-{
-	int i;
-
-	for (i = 0; i < EV_NR_TABLE_OPTS; i++) {
-		if (!strcmp(word, ev_table_opts[i].param)) {
-			*flags |= 1U << i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 int ev_table_open_area(struct ev_area *a, const char *hash, u64 offset,
 		       const char *root_hex)
 {
@@ -84,10 +74,25 @@ u64 ev_table_sectors(const struct ev_area *a)
 	return a->p.data_blocks << (a->p.log_blocksize - 9);
 }
 
-char *ev_table_params(const struct ev_area *a, const char *data,
-		      const char *hash, unsigned int flags)
+/* What the kernel's isspace() and so dm_split_args() take for a separator. */
+static bool dm_space(unsigned char c)
 {
-	char root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+/* Print @word so that dm_split_args() reads it back as one argument. */
+static void put_word(FILE *fp, const char *word)
+{
+	fputc(' ', fp);
+	for (; *word; word++) {
+		if (dm_space(*word) || *word == '\\')
+			fputc('\\', fp);
+		fputc(*word, fp);
+	}
+}
+
+char *ev_table_format(const struct ev_table_line *t)
+{
 	char *line = NULL;
 	size_t size = 0;
 	FILE *fp;
@@ -98,19 +103,159 @@ char *ev_table_params(const struct ev_area *a, const char *data,
 		ev_error("out of memory");
 		exit(EV_ENOMEM);
 	}
-	ev_bin2hex(a->root, a->p.digest_size, root);
-	fprintf(fp, "1 %s %s %" PRIu64 " %s %s", data, hash, a->offset / 512,
-		extverity_hash_name(a->p.hash_algorithm), root);
+	fprintf(fp, "%u", t->version);
+	put_word(fp, t->data);
+	put_word(fp, t->hash);
+	fprintf(fp, " %" PRIu64, t->hash_sector);
+	put_word(fp, t->alg);
+	fprintf(fp, " %s", t->root);
 	for (i = 0; i < EV_NR_TABLE_OPTS; i++)
-		n += !!(flags & (1U << i));
+		n += !!(t->flags & (1U << i));
+	if (t->sig_key)
+		n += 2;
 	if (n)
 		fprintf(fp, " %d", n);
 	for (i = 0; i < EV_NR_TABLE_OPTS; i++)
-		if (flags & (1U << i))
+		if (t->flags & (1U << i))
 			fprintf(fp, " %s", ev_table_opts[i].param);
+	/* Last, as the kernel prints it back. */
+	if (t->sig_key) {
+		fprintf(fp, " %s", EV_SIG_TABLE_OPT);
+		put_word(fp, t->sig_key);
+	}
 	if (fclose(fp) || !line) {
 		ev_error("out of memory");
 		exit(EV_ENOMEM);
 	}
 	return line;
+}
+
+char *ev_table_params(const struct ev_area *a, const char *data,
+		      const char *hash, unsigned int flags,
+		      const char *sig_key_desc)
+{
+	struct ev_table_line t = {
+		.version = EXTVERITY_FORMAT_VERSION,
+		.data = (char *)data,
+		.hash = (char *)hash,
+		.hash_sector = a->offset / 512,
+		.flags = flags,
+		.sig_key = (char *)sig_key_desc,
+	};
+
+	snprintf(t.alg, sizeof(t.alg), "%s",
+		 extverity_hash_name(a->p.hash_algorithm));
+	ev_bin2hex(a->root, a->p.digest_size, t.root);
+	return ev_table_format(&t);
+}
+
+/* Words a table line can have: six fixed, the count, every option. */
+#define MAX_WORDS	(6 + 1 + EV_NR_TABLE_OPTS + 2)
+
+/*
+ * Split @s in place into at most @max words as dm_split_args() does: runs
+ * of white space separate them, a backslash makes the next byte literal.
+ * Returns the number of words, or -1 when there are more.
+ */
+static int split_words(char *s, char **words, int max, bool escapes)
+{
+	char *out;
+	int n = 0;
+
+	for (;;) {
+		while (dm_space(*s))
+			s++;
+		if (!*s)
+			return n;
+		if (n == max)
+			return -1;
+		out = s;
+		words[n++] = s;
+		while (*s && !dm_space(*s)) {
+			if (escapes && *s == '\\' && s[1])
+				s++;
+			*out++ = *s++;
+		}
+		/* The separator (or the end) is past @out: terminate there. */
+		if (*s)
+			s++;
+		*out = '\0';
+	}
+}
+
+static bool is_hex(const char *s)
+{
+	for (; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+int ev_table_parse(const char *params, struct ev_table_line *t)
+{
+	char *copy = xstrdup(params), *w[MAX_WORDS];
+	int n, i, k, err = -EINVAL;
+	u64 v;
+
+	memset(t, 0, sizeof(*t));
+	n = split_words(copy, w, MAX_WORDS, true);
+	if (n < 6)
+		goto out;
+	if (ev_parse_u64(w[0], &v) || v > UINT_MAX)
+		goto out;
+	t->version = v;
+	t->data = xstrdup(w[1]);
+	t->hash = xstrdup(w[2]);
+	if (ev_parse_u64(w[3], &t->hash_sector) ||
+	    strlen(w[4]) >= sizeof(t->alg) || strlen(w[5]) >= sizeof(t->root) ||
+	    strlen(w[5]) % 2 || !is_hex(w[5]))
+		goto out;
+	strcpy(t->alg, w[4]);
+	strcpy(t->root, w[5]);
+	if (n > 6 && (ev_parse_u64(w[6], &v) || v != (u64)n - 7 || !v))
+		goto out;
+	for (i = 7; i < n; i++) {
+		if (!strcmp(w[i], EV_SIG_TABLE_OPT)) {
+			if (t->sig_key || ++i == n)
+				goto out;
+			t->sig_key = xstrdup(w[i]);
+			continue;
+		}
+		for (k = 0; k < EV_NR_TABLE_OPTS; k++)
+			if (!strcmp(w[i], ev_table_opts[k].param))
+				break;
+		if (k == EV_NR_TABLE_OPTS || (t->flags & (1U << k)))
+			goto out;
+		t->flags |= 1U << k;
+	}
+	err = 0;
+out:
+	free(copy);
+	return err;
+}
+
+void ev_table_line_free(struct ev_table_line *t)
+{
+	free(t->data);
+	free(t->hash);
+	free(t->sig_key);
+	memset(t, 0, sizeof(*t));
+}
+
+int ev_status_parse(const char *params, struct ev_target_status *st)
+{
+	char *copy = xstrdup(params), *w[5];
+	int err = -EINVAL;
+
+	memset(st, 0, sizeof(*st));
+	if (split_words(copy, w, 5, false) != 4 || strlen(w[0]) != 1 ||
+	    (w[0][0] != 'V' && w[0][0] != 'C') ||
+	    ev_parse_u64(w[1], &st->verified) ||
+	    ev_parse_u64(w[2], &st->corrupt) || ev_parse_u64(w[3], &st->zero))
+		goto out;
+	st->health = w[0][0];
+	err = 0;
+out:
+	free(copy);
+	return err;
 }

@@ -40,11 +40,55 @@ extern const struct ev_table_opt_info ev_table_opts[EV_NR_TABLE_OPTS];
  */
 int ev_table_add_opt(unsigned int *flags, enum ev_table_opt opt);
 
-/*
- * Parse the option words of a table line back into *@flags (unknown words
- * are ignored); 0 or -EINVAL.
+/**
+ * struct ev_table_line - the target parameters of a table line
+ * @version: the format version
+ * @data: data device (path or major:minor), allocated
+ * @hash: hash device, allocated
+ * @hash_sector: start of the hash area, in 512-byte sectors
+ * @alg: hash algorithm name
+ * @root: root digest, hex
+ * @flags: the table options, a bit per enum ev_table_opt
+ * @sig_key: root_hash_sig_key_desc's argument, allocated, or NULL
  */
-int ev_table_parse_opt(const char *word, unsigned int *flags);
+struct ev_table_line {
+	unsigned int version;
+	char *data;
+	char *hash;
+	u64 hash_sector;
+	char alg[16];
+	char root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	unsigned int flags;
+	char *sig_key;
+};
+
+/*
+ * "1 DATA HASH SECTOR ALG ROOT [N OPTS...]", allocated.  Whitespace and
+ * backslashes in the device names, the algorithm and the key description
+ * are escaped with a backslash, as the kernel's dm_split_args() expects;
+ * none of the words may be empty.
+ */
+char *ev_table_format(const struct ev_table_line *t);
+
+/*
+ * Parse the target parameters of a table line (as the kernel prints them
+ * or ev_table_format() makes them) into @t; 0 or -EINVAL.  Free @t with
+ * ev_table_line_free() in both cases.  The option count must match the
+ * words that follow, and every option must be known and given once.
+ */
+int ev_table_parse(const char *params, struct ev_table_line *t);
+void ev_table_line_free(struct ev_table_line *t);
+
+/* The status line of the target: "V|C VERIFIED CORRUPT ZERO". */
+struct ev_target_status {
+	char health;
+	u64 verified;
+	u64 corrupt;
+	u64 zero;
+};
+
+/* Parse a status line into @st; 0 or -EINVAL. */
+int ev_status_parse(const char *params, struct ev_target_status *st);
 
 /**
  * ev_table_open_area() - open and authenticate the hash area for a table
@@ -70,10 +114,13 @@ u64 ev_table_sectors(const struct ev_area *a);
  * @data: data device as the kernel should see it (path or major:minor)
  * @hash: hash device, likewise
  * @flags: the table options
+ * @sig_key_desc: description of the key holding the root digest's
+ *	signature (root_hash_sig_key_desc), or NULL
  *
  * Return: "1 DATA HASH SECTOR ALG ROOT [N OPTS...]", allocated.
  */
 char *ev_table_params(const struct ev_area *a, const char *data,
-		      const char *hash, unsigned int flags);
+		      const char *hash, unsigned int flags,
+		      const char *sig_key_desc);
 
 #endif /* EXTVERITY_TABLE_H */

@@ -190,6 +190,35 @@ int ev_parse_u64(const char *s, u64 *v)
 	return 0;
 }
 
+int ev_parse_block_size(const char *s, unsigned int *log_blocksize)
+{
+	u64 v;
+
+	if (ev_parse_u64(s, &v))
+		return -EINVAL;
+	switch (v) {
+	case 1024:
+		*log_blocksize = 10;
+		return 0;
+	case 2048:
+		*log_blocksize = 11;
+		return 0;
+	case 4096:
+		*log_blocksize = 12;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int ev_parse_salt(const char *s, u8 *salt, size_t max, size_t *len)
+{
+	if (!strcmp(s, "-") || !*s) {
+		*len = 0;
+		return 0;
+	}
+	return ev_hex2bin(s, salt, max, len);
+}
+
 int ev_parse_uuid(const char *s, u8 uuid[16])
 {
 	static const int dash[] = { 8, 13, 18, 23 };

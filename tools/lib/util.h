@@ -70,6 +70,16 @@ void ev_bin2hex(const u8 *bin, size_t len, char *hex);
 int ev_hex2bin(const char *hex, u8 *bin, size_t max, size_t *len);
 /* Parse a decimal unsigned 64-bit number, rejecting junk; 0 or -EINVAL. */
 int ev_parse_u64(const char *s, u64 *v);
+/*
+ * Parse a data block size (1024, 2048 or 4096) into its log2; 0 or
+ * -EINVAL.
+ */
+int ev_parse_block_size(const char *s, unsigned int *log_blocksize);
+/*
+ * Parse a salt: hex digits (an even number, at most @max bytes), or "-" or
+ * "" for none; 0 with *@len set, or -EINVAL.
+ */
+int ev_parse_salt(const char *s, u8 *salt, size_t max, size_t *len);
 /* Parse / print a UUID in the 8-4-4-4-12 form. */
 int ev_parse_uuid(const char *s, u8 uuid[16]);
 void ev_format_uuid(const u8 uuid[16], char out[37]);

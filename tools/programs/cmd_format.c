@@ -121,11 +121,12 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 {
 	bool seen[8] = { false }, have_salt = false, have_uuid = false;
 	const char *salt_arg = NULL;
-	u32 bs = 4096;
 	size_t len;
+	u32 bs;
 	int c;
 
 	o->hash_algorithm = EXTVERITY_HASH_SHA256;
+	o->log_blocksize = 12;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c < OPT_HASH)
 			return ev_usage_error(cmd);
@@ -141,18 +142,13 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 				return EV_EUSAGE;
 			}
 			break;
-		case OPT_BLOCK_SIZE: {
-			u64 v;
-
-			if (ev_parse_u64(optarg, &v) ||
-			    (v != 1024 && v != 2048 && v != 4096)) {
+		case OPT_BLOCK_SIZE:
+			if (ev_parse_block_size(optarg, &o->log_blocksize)) {
 				ev_error("invalid --data-block-size '%s' (1024, "
 					 "2048 or 4096)", optarg);
 				return EV_EUSAGE;
 			}
-			bs = v;
 			break;
-		}
 		case OPT_SALT:
 			salt_arg = optarg;
 			have_salt = true;
@@ -195,22 +191,22 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 	}
 	if (argc - optind != 2)
 		return ev_usage_error(cmd);
-	o->log_blocksize = bs == 1024 ? 10 : bs == 2048 ? 11 : 12;
+	bs = 1U << o->log_blocksize;
 	if (*offset % bs) {
 		ev_error("--hash-offset %" PRIu64 " is not a multiple of the "
 			 "block size %u", *offset, bs);
 		return EV_EUSAGE;
 	}
-	if (have_salt && strcmp(salt_arg, "-") && *salt_arg) {
-		if (ev_hex2bin(salt_arg, o->salt, EXTVERITY_MAX_SALT_SIZE,
-			       &len)) {
+	if (have_salt) {
+		if (ev_parse_salt(salt_arg, o->salt, EXTVERITY_MAX_SALT_SIZE,
+				  &len)) {
 			ev_error("invalid --salt '%s' (an even number of hex "
 				 "digits, at most %d bytes, or -)", salt_arg,
 				 EXTVERITY_MAX_SALT_SIZE);
 			return EV_EUSAGE;
 		}
 		o->salt_size = len;
-	} else if (!have_salt) {
+	} else {
 		o->salt_size = EXTVERITY_MAX_SALT_SIZE;
 		if (ev_random(o->salt, o->salt_size)) {
 			ev_error("cannot get random bytes: %s",

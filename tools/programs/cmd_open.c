@@ -13,9 +13,10 @@
 #include "dm.h"
 #include "extverity.h"
 #include "loop.h"
+#include "sig.h"
 #include "table.h"
 
-enum { OPT_OFFSET = 256, OPT_JSON, OPT_TABLE };
+enum { OPT_OFFSET = 256, OPT_JSON, OPT_SIG, OPT_TABLE };
 
 /* The longest name device-mapper takes (DM_NAME_LEN - 1). */
 #define EV_DM_NAME_MAX 127
@@ -72,11 +73,17 @@ static void print_json(const char *name, const char *table)
 	free(dev);
 }
 
-/* Everything but option parsing; @args: DATA NAME HASH ROOT_DIGEST. */
-static int do_open(char *args[], u64 offset, unsigned int flags, bool json)
+/*
+ * Everything but option parsing; @args: DATA NAME HASH ROOT_DIGEST;
+ * @sig: the root digest's signature file, or NULL.
+ */
+static int do_open(char *args[], u64 offset, unsigned int flags, bool json,
+		   const char *sig)
 {
 	const char *data = args[0], *name = args[1], *hash = args[2];
 	char dstr[32], hstr[32], *params = NULL, *table = NULL;
+	char *sig_desc = NULL;
+	int32_t sig_key = 0;
 	int dfd = -1, hfd = -1, err;
 	struct stat dst, hst;
 	struct ev_dm_info info;
@@ -92,6 +99,10 @@ static int do_open(char *args[], u64 offset, unsigned int flags, bool json)
 		return err;
 	/* A wrong digest is told here, before the kernel is involved. */
 	err = ev_table_open_area(&a, hash, offset, args[3]);
+	if (!err && sig) {
+		sig_desc = ev_sig_desc_for(name);
+		err = ev_sig_load(sig, sig_desc, &sig_key);
+	}
 	if (!err)
 		err = ev_dm_init();
 	if (!err)
@@ -116,7 +127,7 @@ static int do_open(char *args[], u64 offset, unsigned int flags, bool json)
 		goto out;
 	snprintf(dstr, sizeof(dstr), "%u:%u", major(ddev), minor(ddev));
 	snprintf(hstr, sizeof(hstr), "%u:%u", major(hdev), minor(hdev));
-	params = ev_table_params(&a, dstr, hstr, flags);
+	params = ev_table_params(&a, dstr, hstr, flags, sig_desc);
 	err = ev_dm_create(name, ev_table_sectors(&a), EXTVERITY_TARGET_NAME,
 			   params);
 	if (!err && json) {
@@ -126,6 +137,9 @@ static int do_open(char *args[], u64 offset, unsigned int flags, bool json)
 		print_json(name, table);
 	}
 out:
+	/* Only the table load reads the key. */
+	if (sig_key)
+		ev_sig_unload(sig_key);
 	/* The table holds the loop devices now; autoclear frees them after. */
 	if (dfd >= 0)
 		close(dfd);
@@ -133,22 +147,25 @@ out:
 		close(hfd);
 	free(params);
 	free(table);
+	free(sig_desc);
 	ev_area_close(&a);
 	return err;
 }
 
 int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 {
-	struct option longopts[3 + EV_NR_TABLE_OPTS] = {
+	struct option longopts[4 + EV_NR_TABLE_OPTS] = {
 		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "root-hash-signature", required_argument, NULL, OPT_SIG },
 	};
-	bool seen_offset = false, json = false;
+	bool seen_offset = false, json = false, seen_sig = false;
+	const char *sig = NULL;
 	unsigned int flags = 0;
 	u64 offset = 0;
 	int c;
 
-	ev_table_longopts(longopts + 2, OPT_TABLE);
+	ev_table_longopts(longopts + 3, OPT_TABLE);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == OPT_OFFSET) {
 			if (!ev_once(&seen_offset, "hash-offset") ||
@@ -157,6 +174,10 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 		} else if (c == OPT_JSON) {
 			if (!ev_once(&json, "json"))
 				return EV_EUSAGE;
+		} else if (c == OPT_SIG) {
+			if (!ev_once(&seen_sig, "root-hash-signature"))
+				return EV_EUSAGE;
+			sig = optarg;
 		} else if (c >= OPT_TABLE &&
 			   c < OPT_TABLE + EV_NR_TABLE_OPTS) {
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
@@ -167,5 +188,5 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 	}
 	if (argc - optind != 4)
 		return ev_usage_error(cmd);
-	return do_open(argv + optind, offset, flags, json);
+	return do_open(argv + optind, offset, flags, json, sig);
 }

@@ -16,9 +16,8 @@
 
 enum { OPT_JSON = 256 };
 
-/* One device of the table line: M:m, its /dev path, its loop file. */
+/* One device of the table line: its /dev path, its loop file. */
 struct dev_desc {
-	char mm[32];
 	char *path;
 	char *backing;
 };
@@ -26,49 +25,25 @@ struct dev_desc {
 /* What the table, the status line and the superblock say. */
 struct state {
 	struct ev_dm_info info;
-	unsigned int version, flags;
+	struct ev_table_line t;
+	struct ev_target_status st;
 	struct dev_desc data, hash;
-	u64 hash_sector, sectors;
-	char alg[16], root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
-	char health;
-	u64 verified, corrupt, zero;
+	u64 sectors;
 	bool have_sb;	/* the fields below are known */
 	unsigned int block_size;
 	char salt[2 * EXTVERITY_MAX_SALT_SIZE + 1];
 	char uuid[37];
 };
 
-static void describe(struct dev_desc *d)
+/* @mm: the device as the kernel prints it, major:minor. */
+static void describe(struct dev_desc *d, const char *mm)
 {
 	unsigned int ma, mi;
 
-	if (sscanf(d->mm, "%u:%u", &ma, &mi) != 2)
+	if (sscanf(mm, "%u:%u", &ma, &mi) != 2)
 		return;
 	d->path = ev_blockdev_path(makedev(ma, mi));
 	d->backing = ev_loop_backing_file(makedev(ma, mi));
-}
-
-/* Parse "1 D H SECTOR ALG ROOT [N OPTS...]"; 0 or -EINVAL. */
-static int parse_table(const char *params, struct state *s)
-{
-	char *copy = xstrdup(params), *save = NULL, *w;
-	int n = 0, err = 0, consumed = 0;
-
-	if (sscanf(params, "%u %31s %31s %" SCNu64 " %15s %128s%n",
-		   &s->version, s->data.mm, s->hash.mm, &s->hash_sector,
-		   s->alg, s->root, &consumed) != 6) {
-		free(copy);
-		return -EINVAL;
-	}
-	for (w = strtok_r(copy + consumed, " ", &save); w;
-	     w = strtok_r(NULL, " ", &save)) {
-		if (n++ == 0)
-			continue;	/* the option count */
-		if (ev_table_parse_opt(w, &s->flags))
-			err = -EINVAL;
-	}
-	free(copy);
-	return err;
 }
 
 /* Read and authenticate the superblock for block size, salt and uuid. */
@@ -78,8 +53,8 @@ static void read_sb(struct state *s)
 
 	if (!s->hash.path)
 		return;
-	if (!ev_table_open_area(&a, s->hash.path, s->hash_sector * 512,
-				s->root)) {
+	if (!ev_table_open_area(&a, s->hash.path, s->t.hash_sector * 512,
+				s->t.root)) {
 		s->have_sb = true;
 		s->block_size = a.p.block_size;
 		ev_bin2hex(a.sb.salt, a.p.salt_size, s->salt);
@@ -112,8 +87,8 @@ static void print_json(const char *name, const struct state *s)
 	       ", \"corrupt_blocks\": %" PRIu64 ", \"zero_blocks\": %" PRIu64
 	       ", \"version\": %u, \"hash_algorithm\": \"%s\", ",
 	       s->info.open_count > 0 ? "true" : "false",
-	       s->health == 'V' ? "verified" : "corrupted", s->verified,
-	       s->corrupt, s->zero, s->version, s->alg);
+	       s->st.health == 'V' ? "verified" : "corrupted", s->st.verified,
+	       s->st.corrupt, s->st.zero, s->t.version, s->t.alg);
 	if (s->have_sb)
 		printf("\"data_block_size\": %u, \"salt\": \"%s\", "
 		       "\"uuid\": \"%s\", ", s->block_size, s->salt, s->uuid);
@@ -122,18 +97,19 @@ static void print_json(const char *name, const struct state *s)
 		      "\"uuid\": null, ", stdout);
 	printf("\"size_sectors\": %" PRIu64 ", ", s->sectors);
 	json_field("data_device", s->data.path, false);
-	json_field("data_devno", s->data.mm, false);
+	json_field("data_devno", s->t.data, false);
 	json_field("data_backing_file", s->data.backing, false);
 	json_field("hash_device", s->hash.path, false);
-	json_field("hash_devno", s->hash.mm, false);
+	json_field("hash_devno", s->t.hash, false);
 	json_field("hash_backing_file", s->hash.backing, false);
 	printf("\"hash_offset\": %" PRIu64 ", \"root_digest\": \"%s\", "
-	       "\"flags\": [", s->hash_sector * 512, s->root);
+	       "\"flags\": [", s->t.hash_sector * 512, s->t.root);
 	for (i = 0; i < EV_NR_TABLE_OPTS; i++)
-		if (s->flags & (1U << i))
+		if (s->t.flags & (1U << i))
 			printf("%s\"%s\"", n++ ? ", " : "",
 			       ev_table_opts[i].param);
-	fputs("]}\n", stdout);
+	fputs("], ", stdout);
+	json_field("root_hash_sig_key_desc", s->t.sig_key, true);
 }
 
 static void print_text(const char *name, const struct state *s)
@@ -144,36 +120,39 @@ static void print_text(const char *name, const struct state *s)
 	       s->info.open_count > 0 ? " and is in use" : "");
 	printf("  type:        EXTVERITY\n");
 	printf("  status:      %s\n",
-	       s->health == 'V' ? "verified" : "corrupted");
-	printf("  verified:    %" PRIu64 " blocks\n", s->verified);
-	printf("  corrupt:     %" PRIu64 " blocks\n", s->corrupt);
-	printf("  zero:        %" PRIu64 " blocks\n", s->zero);
-	printf("  hash type:   %u\n", s->version);
+	       s->st.health == 'V' ? "verified" : "corrupted");
+	printf("  verified:    %" PRIu64 " blocks\n", s->st.verified);
+	printf("  corrupt:     %" PRIu64 " blocks\n", s->st.corrupt);
+	printf("  zero:        %" PRIu64 " blocks\n", s->st.zero);
+	printf("  hash type:   %u\n", s->t.version);
 	if (s->have_sb)
 		printf("  data block:  %u\n", s->block_size);
-	printf("  hash name:   %s\n", s->alg);
+	printf("  hash name:   %s\n", s->t.alg);
 	if (s->have_sb) {
 		printf("  salt:        %s\n", *s->salt ? s->salt : "-");
 		printf("  uuid:        %s\n", s->uuid);
 	}
-	printf("  data device: %s\n", s->data.path ? s->data.path : s->data.mm);
+	printf("  data device: %s\n", s->data.path ? s->data.path : s->t.data);
 	if (s->data.backing)
 		printf("  data loop:   %s\n", s->data.backing);
 	printf("  size:        %" PRIu64 " sectors\n", s->sectors);
 	printf("  mode:        readonly\n");
-	printf("  hash device: %s\n", s->hash.path ? s->hash.path : s->hash.mm);
+	printf("  hash device: %s\n", s->hash.path ? s->hash.path : s->t.hash);
 	if (s->hash.backing)
 		printf("  hash loop:   %s\n", s->hash.backing);
-	printf("  hash offset: %" PRIu64 " sectors\n", s->hash_sector);
-	printf("  root digest: %s\n", s->root);
-	if (s->flags) {
+	printf("  hash offset: %" PRIu64 " sectors\n", s->t.hash_sector);
+	printf("  root digest: %s\n", s->t.root);
+	if (s->t.flags) {
 		printf("  flags:       ");
 		for (i = 0; i < EV_NR_TABLE_OPTS; i++)
-			if (s->flags & (1U << i))
+			if (s->t.flags & (1U << i))
 				printf("%s%s", n++ ? " " : "",
 				       ev_table_opts[i].param);
 		printf("\n");
 	}
+	if (s->t.sig_key)
+		printf("  signature:   key %s (verified by the kernel)\n",
+		       s->t.sig_key);
 }
 
 static int get_state(const char *name, struct state *s)
@@ -188,7 +167,7 @@ static int get_state(const char *name, struct state *s)
 		ev_error("device %s is not an extverity device (target %s)",
 			 name, t.type);
 		err = EV_EUSAGE;
-	} else if (parse_table(t.params, s)) {
+	} else if (ev_table_parse(t.params, &s->t)) {
 		ev_error("cannot parse the table of %s: %s", name, t.params);
 		err = EV_EUSAGE;
 	}
@@ -199,14 +178,13 @@ static int get_state(const char *name, struct state *s)
 	err = ev_dm_target(name, true, &t);
 	if (err)
 		return err;
-	if (sscanf(t.params, " %c %" SCNu64 " %" SCNu64 " %" SCNu64,
-		   &s->health, &s->verified, &s->corrupt, &s->zero) != 4) {
+	if (ev_status_parse(t.params, &s->st)) {
 		ev_error("cannot parse the status of %s: %s", name, t.params);
 		err = EV_EUSAGE;
 	}
 	ev_dm_target_free(&t);
-	describe(&s->data);
-	describe(&s->hash);
+	describe(&s->data, s->t.data);
+	describe(&s->hash, s->t.hash);
 	read_sb(s);
 	return err;
 }
@@ -258,5 +236,6 @@ int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[])
 	free(s.data.backing);
 	free(s.hash.path);
 	free(s.hash.backing);
+	ev_table_line_free(&s.t);
 	return err;
 }

@@ -8,28 +8,43 @@
 #include <stdlib.h>
 
 #include "extverity.h"
+#include "sig.h"
 #include "table.h"
 
-enum { OPT_OFFSET = 256, OPT_TABLE };
+enum { OPT_OFFSET = 256, OPT_SIG_KEY, OPT_TABLE };
 
 int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 {
-	struct option longopts[2 + EV_NR_TABLE_OPTS] = {
+	struct option longopts[3 + EV_NR_TABLE_OPTS] = {
 		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
+		{ "root-hash-signature-key", required_argument, NULL,
+		  OPT_SIG_KEY },
 	};
 	unsigned int flags = 0;
-	bool seen_offset = false;
+	bool seen_offset = false, seen_sig = false;
+	const char *sig_key = NULL;
 	struct ev_area a;
 	u64 offset = 0;
 	char *params;
 	int c, err;
 
-	ev_table_longopts(longopts + 1, OPT_TABLE);
+	ev_table_longopts(longopts + 2, OPT_TABLE);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == OPT_OFFSET) {
 			if (!ev_once(&seen_offset, "hash-offset") ||
 			    !ev_parse_offset(optarg, &offset))
 				return EV_EUSAGE;
+		} else if (c == OPT_SIG_KEY) {
+			if (!ev_once(&seen_sig, "root-hash-signature-key"))
+				return EV_EUSAGE;
+			if (!ev_sig_valid_desc(optarg)) {
+				ev_error("invalid --root-hash-signature-key "
+					 "'%s' (1 to %d printable characters, "
+					 "none of space , ; \\)", optarg,
+					 EV_SIG_DESC_MAX);
+				return EV_EUSAGE;
+			}
+			sig_key = optarg;
 		} else if (c >= OPT_TABLE &&
 			   c < OPT_TABLE + EV_NR_TABLE_OPTS) {
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
@@ -40,13 +55,19 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 	}
 	if (argc - optind != 3)
 		return ev_usage_error(cmd);
+	/* An empty word would shift every argument after it in the line. */
+	if (!*argv[optind]) {
+		ev_error("empty data device name");
+		return EV_EUSAGE;
+	}
 	err = ev_table_open_area(&a, argv[optind + 1], offset,
 				 argv[optind + 2]);
 	if (err) {
 		ev_area_close(&a);
 		return err;
 	}
-	params = ev_table_params(&a, argv[optind], argv[optind + 1], flags);
+	params = ev_table_params(&a, argv[optind], argv[optind + 1], flags,
+				 sig_key);
 	printf("0 %" PRIu64 " %s %s\n", ev_table_sectors(&a),
 	       EXTVERITY_TARGET_NAME, params);
 	free(params);

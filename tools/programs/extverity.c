@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "extverity.h"
-#include "table.h"
 
 static const struct ev_command commands[] = {
 	{ "format", ev_cmd_format,
@@ -29,80 +28,25 @@ static const struct ev_command commands[] = {
 	  "    extverity table [--hash-offset=BYTES]\n"
 	  "                    [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                    [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
+	  "                    [--root-hash-signature-key=DESC]\n"
 	  "                    DATA_DEV HASH_DEV ROOT_DIGEST\n" },
 	{ "open", ev_cmd_open,
 	  "Create a verified device-mapper device (loop devices for files)",
 	  "    extverity open [--hash-offset=BYTES]\n"
 	  "                   [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                   [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
-	  "                   [--json] DATA NAME HASH ROOT_DIGEST\n" },
+	  "                   [--root-hash-signature=FILE] [--json]\n"
+	  "                   DATA NAME HASH ROOT_DIGEST\n" },
 	{ "close", ev_cmd_close,
 	  "Remove a device created by open",
 	  "    extverity close NAME\n" },
 	{ "status", ev_cmd_status,
 	  "Show the state of an extverity device",
 	  "    extverity status [--json] NAME\n" },
+	{ "sign", ev_cmd_sign,
+	  "Sign a root digest for the kernel (PKCS#7)",
+	  "    extverity sign --key=KEY.pem --cert=CERT.pem ROOT_DIGEST OUT.p7s\n" },
 };
-
-void ev_usage(const struct ev_command *cmd, FILE *fp)
-{
-	fprintf(fp, "Usage:\n%s", cmd->usage);
-}
-
-int ev_usage_error(const struct ev_command *cmd)
-{
-	ev_error("%s: unknown option or wrong number of arguments",
-		 cmd->name);
-	ev_usage(cmd, stderr);
-	return EV_EUSAGE;
-}
-
-bool ev_once(bool *seen, const char *opt)
-{
-	if (*seen) {
-		ev_error("option --%s given more than once", opt);
-		return false;
-	}
-	*seen = true;
-	return true;
-}
-
-bool ev_parse_offset(const char *arg, u64 *off)
-{
-	if (ev_parse_u64(arg, off)) {
-		ev_error("invalid --hash-offset '%s' (a byte count)", arg);
-		return false;
-	}
-	return true;
-}
-
-void ev_table_longopts(struct option *opts, int base)
-{
-	int i;
-
-	for (i = 0; i < EV_NR_TABLE_OPTS; i++) {
-		opts[i].name = ev_table_opts[i].option;
-		opts[i].has_arg = no_argument;
-		opts[i].flag = NULL;
-		opts[i].val = base + i;
-	}
-}
-
-void ev_json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 static void usage_all(FILE *fp)
 {
