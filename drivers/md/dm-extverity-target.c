@@ -24,12 +24,15 @@
 
 /*
  * The options, in the canonical order the status prints them.  Each belongs
- * to at most one group of mutually exclusive options.
+ * to at most one group of mutually exclusive options.  @has_arg: followed
+ * by one word, counted in <#opts> (only root_hash_sig_key_desc, whose word
+ * is v->sig_key_desc).
  */
 static const struct extverity_opt {
 	const char *name;
 	unsigned int flag;
 	unsigned int excl;
+	bool has_arg;
 } extverity_opts[] = {
 	{ "ignore_corruption", EXTVERITY_OPT_IGNORE_CORRUPTION,
 	  EXTVERITY_CORRUPTION_MODES },
@@ -42,14 +45,18 @@ static const struct extverity_opt {
 	{ "panic_on_error", EXTVERITY_OPT_PANIC_ON_ERROR,
 	  EXTVERITY_ERROR_MODES },
 	{ "check_at_most_once", EXTVERITY_OPT_CHECK_AT_MOST_ONCE, 0 },
+	{ "root_hash_sig_key_desc", EXTVERITY_OPT_ROOT_HASH_SIG, 0, true },
 };
+
+/* Option words at most: every option once, plus the one argument. */
+#define EXTVERITY_MAX_OPT_WORDS	(ARRAY_SIZE(extverity_opts) + 1)
 
 /* Parse "[<#opts> <opt>...]" in one pass; the line must end there. */
 static int parse_opts(struct extverity_target *v, struct dm_arg_set *as,
 		      char **error)
 {
 	static const struct dm_arg group = {
-		0, ARRAY_SIZE(extverity_opts), "Invalid number of options"
+		0, EXTVERITY_MAX_OPT_WORDS, "Invalid number of options"
 	};
 	unsigned int n, i;
 	int err;
@@ -78,6 +85,15 @@ static int parse_opts(struct extverity_target *v, struct dm_arg_set *as,
 			return -EINVAL;
 		}
 		v->opts |= extverity_opts[i].flag;
+		if (!extverity_opts[i].has_arg)
+			continue;
+		if (!n--) {
+			*error = "Missing option argument";
+			return -EINVAL;
+		}
+		err = extverity_sig_parse_opt(v, dm_shift_arg(as), error);
+		if (err)
+			return err;
 	}
 	if (as->argc) {
 		*error = "Unexpected argument after the options";
@@ -151,6 +167,7 @@ static void extverity_dtr(struct dm_target *ti)
 	if (v->wq)
 		destroy_workqueue(v->wq);
 	free_percpu(v->stats);
+	kfree(v->sig_key_desc);
 	kvfree(v->verified_blocks);
 	kfree(v->zero_block);
 	extverity_free_manifest(v);
@@ -196,6 +213,10 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	as.argc = argc - EXTVERITY_NR_FIXED_ARGS;
 	as.argv = argv + EXTVERITY_NR_FIXED_ARGS;
 	err = parse_opts(v, &as, &ti->error);
+	if (err)
+		goto bad;
+	/* Before the first read of the hash device. */
+	err = extverity_sig_check(v, &ti->error);
 	if (err)
 		goto bad;
 
@@ -305,8 +326,12 @@ static void emit_ima(struct extverity_target *v, char *result,
 	else
 		DMEMIT(",salt=-");
 	for (i = 0; i < ARRAY_SIZE(extverity_opts); i++)
-		DMEMIT(",%s=%c", extverity_opts[i].name,
-		       v->opts & extverity_opts[i].flag ? 'y' : 'n');
+		if (!extverity_opts[i].has_arg)
+			DMEMIT(",%s=%c", extverity_opts[i].name,
+			       v->opts & extverity_opts[i].flag ? 'y' : 'n');
+	/* Only a table whose signature was verified loads. */
+	if (v->sig_key_desc)
+		DMEMIT(",root_hash_sig_key_desc=%s", v->sig_key_desc);
 	DMEMIT(";");
 }
 
@@ -339,10 +364,14 @@ static void extverity_status(struct dm_target *ti, status_type_t type,
 		       extverity_hash_name(v->p.hash_algorithm),
 		       v->p.digest_size, v->root);
 		if (v->opts)
-			DMEMIT(" %u", hweight32(v->opts));
-		for (i = 0; i < ARRAY_SIZE(extverity_opts); i++)
-			if (v->opts & extverity_opts[i].flag)
-				DMEMIT(" %s", extverity_opts[i].name);
+			DMEMIT(" %u", hweight32(v->opts) + !!v->sig_key_desc);
+		for (i = 0; i < ARRAY_SIZE(extverity_opts); i++) {
+			if (!(v->opts & extverity_opts[i].flag))
+				continue;
+			DMEMIT(" %s", extverity_opts[i].name);
+			if (extverity_opts[i].has_arg)
+				DMEMIT(" %s", v->sig_key_desc);
+		}
 		break;
 	case STATUSTYPE_IMA:
 		emit_ima(v, result, maxlen, sz);

@@ -10,6 +10,7 @@
  *	dm-extverity-manifest.c	reading, authenticating and loading the manifest
  *	dm-extverity-hash.c	the only user of the crypto API
  *	dm-extverity-verify.c	the read path: tree walk and corruption handling
+ *	dm-extverity-sig.c	signed root digests (optional)
  *	dm-extverity-format.c	on-disk rules, shared with the userspace tool
  */
 #ifndef DM_EXTVERITY_H
@@ -32,6 +33,7 @@
 #define EXTVERITY_OPT_RESTART_ON_ERROR		BIT(3)
 #define EXTVERITY_OPT_PANIC_ON_ERROR		BIT(4)
 #define EXTVERITY_OPT_CHECK_AT_MOST_ONCE	BIT(5)
+#define EXTVERITY_OPT_ROOT_HASH_SIG		BIT(6)
 
 #define EXTVERITY_CORRUPTION_MODES	(EXTVERITY_OPT_IGNORE_CORRUPTION | \
 					 EXTVERITY_OPT_RESTART_ON_CORRUPTION | \
@@ -90,6 +92,8 @@ struct extverity_stats {
  * @hash_start: sector of the hash area on @hash_dev
  * @opts: EXTVERITY_OPT_* bits from the table line
  * @root: root digest from the table line (hash of the superblock)
+ * @sig_key_desc: with root_hash_sig_key_desc, the description of the user
+ *	key holding the root digest's signature
  * @p: the validated superblock
  * @salt: the salt from the superblock
  * @tfm: the hash transform (sha256 or sha512)
@@ -118,6 +122,7 @@ struct extverity_target {
 	sector_t hash_start;
 	unsigned int opts;
 	u8 root[EXTVERITY_MAX_DIGEST_SIZE];
+	char *sig_key_desc;
 	struct extverity_params p;
 	u8 salt[EXTVERITY_MAX_SALT_SIZE];
 
@@ -197,5 +202,41 @@ void extverity_bufio_alloc(struct dm_buffer *b);
 void extverity_end_io(struct bio *bio);
 void extverity_submit_prefetch(struct extverity_target *v, u64 block,
 			       unsigned int n_blocks);
+
+/* dm-extverity-sig.c */
+#ifdef CONFIG_SYSTEM_DATA_VERIFICATION
+/*
+ * Take the argument of root_hash_sig_key_desc into @v->sig_key_desc; 0, or
+ * -errno with *@error set.
+ */
+int extverity_sig_parse_opt(struct extverity_target *v, const char *desc,
+			    char **error);
+/**
+ * extverity_sig_check() - check the root digest's signature
+ * @v: the target, with its root digest and algorithm parsed
+ * @error: set to the reason on failure
+ *
+ * Must run before anything is read from the hash device.  Without
+ * root_hash_sig_key_desc, succeeds unless the module parameter
+ * require_signatures is set.
+ *
+ * Return: 0, or -errno (-ENOKEY: no signature or key; -EKEYREJECTED: the
+ * signature does not match the digest).
+ */
+int extverity_sig_check(struct extverity_target *v, char **error);
+#else
+static inline int extverity_sig_parse_opt(struct extverity_target *v,
+					  const char *desc, char **error)
+{
+	*error = "Root digest signatures need CONFIG_SYSTEM_DATA_VERIFICATION";
+	return -EOPNOTSUPP;
+}
+
+static inline int extverity_sig_check(struct extverity_target *v,
+				      char **error)
+{
+	return 0;
+}
+#endif
 
 #endif /* DM_EXTVERITY_H */
