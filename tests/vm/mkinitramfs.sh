@@ -29,7 +29,7 @@ MODDIR=$VM_MODROOT/lib/modules/$KVER
 
 # Loaded by /init in this order (dependencies are added in front).
 MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-	virtio_pci virtio_blk dm-mod dm-bufio reed_solomon dm-verity loop
+	virtio_pci virtio_blk dm-mod dm-bufio reed_solomon dm-verity dm-flakey loop
 	sha256-ssse3 sha512_generic"
 BINARIES="/bin/busybox /usr/sbin/dmsetup"
 # Optional: put in /sbin when installed (lvm for tests/vm/scenarios/cli.sh).

@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC1091,SC2154,SC2046
+# shellcheck shell=sh
+#
+# Guest side of t-vm-corrupt.sh, boot ioerr: read errors under the target.
+# A dm device (ld over the data disk, lh over the hash disk) is linear but
+# for a range that dm-flakey (up 0, down 1: always failing) or dm-error
+# fails.  Without options the target must pass EIO up for exactly the
+# blocks that depend on the failing range, within a time bound, return
+# every other block intact, and not call it corruption (status V, corrupt
+# counter 0, no "corrupted" message).  ignore_corruption must not hide an
+# I/O error.  Once the lower device works again (table swapped back to
+# linear) every block reads: no error is cached.  A failing superblock or
+# extent map block refuses the table.  A flapping device (flakey up 1 s,
+# down 1 s) never yields a wrong byte.
+. /ctl/guest-lib.sh
+. /ctl/params
+
+CIO=/ctl/corrupt-io
+if ! ext_insmod >/tmp/insmod.out 2>&1; then
+	gfail insmod "$(cat /tmp/insmod.out)"
+	exit 0
+fi
+spb=8
+len=$(blockdev --getsz "$IMG_c4")
+hlen=$(blockdev --getsz "$HASH_c4")
+mkdir -p /mnt/c
+
+# table LOWER DISK SECTORS BLOCK TARGET...: LOWER linear over DISK but for
+# block BLOCK (4 KiB), mapped to TARGET (e.g. "error", "flakey DEV OFF 0 1").
+table() {
+	_s=$(($4 * spb))
+	_d=$2
+	_rest=$(($3 - _s - spb))
+	[ "$_s" -gt 0 ] && echo "0 $_s linear $_d 0"
+	shift 4
+	echo "$_s $spb $*"
+	if [ "$_rest" -gt 0 ]; then
+		echo "$((_s + spb)) $_rest linear $_d $((_s + spb))"
+	fi
+}
+linear() { echo "0 $2 linear $1 0"; }
+mk() {
+	dmsetup create --noudevsync --readonly "$1" >/tmp/mk.out 2>&1 &&
+		dmsetup mknodes "$1"
+}
+swap() {
+	dmsetup suspend --noudevsync "$1" && dmsetup load "$1" &&
+		dmsetup resume --noudevsync "$1"
+}
+ev() {
+	dmsetup create --noudevsync --readonly "$1" --table \
+		"0 $len extverity 1 $2 $3 0 sha256 $ROOT_c4${4:+ $4}" >/tmp/ev.out 2>&1 &&
+		dmsetup mknodes "$1"
+}
+
+# whole NAME DEV WANT_FILE: read all of DEV (4 KiB and 1 MiB reads, each
+# pass bounded to 60 s); exactly the runs of WANT_FILE fail, nothing wrong.
+whole() {
+	_why=
+	for _c in 4096 1048576; do
+		_t0=$(cut -d. -f1 /proc/uptime)
+		if ! "$CIO" check "$2" "$REF_c4" 4096 "$_c" 60 >/tmp/chk 2>&1; then
+			_why="$_why reads($_c) did not finish: $(tail -n 2 /tmp/chk | tr '\n' ' ')"
+			continue
+		fi
+		grep '^E ' /tmp/chk >/tmp/chk.e
+		cmp -s /tmp/chk.e "$3" ||
+			_why="$_why EIO($_c) got [$(head -n 3 /tmp/chk.e | tr '\n' ' ')] want [$(tr '\n' ' ' <"$3")]"
+		grep -q '^[WX] ' /tmp/chk &&
+			_why="$_why BAD($_c): $(grep '^[WX] ' /tmp/chk | head -n 3 | tr '\n' ' ')"
+		echo "$1($_c): $(grep '^S ' /tmp/chk) in $(($(cut -d. -f1 /proc/uptime) - _t0)) s"
+	done
+	if [ -z "$_why" ]; then gpass "$1"; else gfail "$1" "$_why"; fi
+}
+
+# status_v NAME DEV: an I/O error is not corruption.
+status_v() {
+	set -- "$1" $(dmsetup status "$2")
+	echo "status $1: $*"
+	if [ "$5" = V ] && [ "$7" = 0 ]; then gpass "$1"; else gfail "$1" "$*"; fi
+}
+
+# files NAME DEV BADFILE: mount, every file but BADFILE reads intact,
+# BADFILE fails.
+files() {
+	if ! mount -t ext4 -o ro,noload "$2" /mnt/c 2>/tmp/m.out; then
+		gfail "$1" "mount: $(cat /tmp/m.out)"
+		return
+	fi
+	_bad=
+	while read -r _sum _p; do
+		_got=$(timeout 60 sha256sum "/mnt/c/$_p" 2>/dev/null | cut -d' ' -f1)
+		if [ "$_p" = "$3" ]; then
+			[ -z "$_got" ] || _bad="$_bad $_p-read"
+		elif [ "$_got" != "$_sum" ]; then
+			_bad="$_bad $_p:${_got:-failed}"
+		fi
+	done </ctl/c4.sha256
+	umount /mnt/c
+	if [ -z "$_bad" ]; then gpass "$1"; else gfail "$1" "$_bad"; fi
+}
+
+none=/tmp/none
+: >$none
+echo "E $IOE_DATA_BLOCK $IOE_DATA_BLOCK" >/tmp/want.data
+cp "/ctl/c4.exp/$IOE_HASH_POS" /tmp/want.hash
+
+# Data device: flakey, then error, each with and without ignore_corruption.
+for kind in flakey error; do
+	if [ $kind = flakey ]; then
+		t="flakey $IMG_c4 $((IOE_DATA_BLOCK * spb)) 0 1"
+	else
+		t=error
+	fi
+	# shellcheck disable=SC2086 # $t is the target and its arguments
+	table ld "$IMG_c4" "$len" "$IOE_DATA_BLOCK" $t | mk ld ||
+		{ gfail "data-$kind-lower" "$(cat /tmp/mk.out)"; continue; }
+	for opts in "" "1 ignore_corruption"; do
+		n=data-$kind${opts:+-ignore}
+		dmesg_mark
+		ev ev /dev/mapper/ld "$HASH_c4" "$opts" || { gfail "$n-create" "$(cat /tmp/ev.out)"; continue; }
+		whole "$n-eio-exact" /dev/mapper/ev /tmp/want.data
+		[ -z "$opts" ] && files "$n-files" /dev/mapper/ev big/multi
+		status_v "$n-status-V" ev
+		if dmesg_new | grep -q 'extverity.*corrupted'; then
+			gfail "$n-no-corruption-message" "$(dmesg_new | grep extverity | head -n 2)"
+		else
+			gpass "$n-no-corruption-message"
+		fi
+		dmsetup remove ev
+	done
+	# The same mapping with the lower device repaired: nothing cached.
+	ev ev /dev/mapper/ld "$HASH_c4" && dd if=/dev/mapper/ev of=/dev/null bs=4096 \
+		skip="$IOE_DATA_BLOCK" count=1 iflag=direct 2>/dev/null &&
+		gfail "data-$kind-still-failing" "the block read before the repair"
+	linear "$IMG_c4" "$len" | swap ld
+	whole "data-$kind-recovers" /dev/mapper/ev $none
+	dmsetup remove ev
+	dmsetup remove ld
+done
+
+# Hash device: flakey under the first level-0 block of big/multi's tree.
+table lh "$HASH_c4" "$hlen" "$IOE_HASH_BLOCK" flakey "$HASH_c4" $((IOE_HASH_BLOCK * spb)) 0 1 | mk lh ||
+	gfail hash-lower "$(cat /tmp/mk.out)"
+for opts in "1 ignore_corruption" ""; do
+	n=hash-flakey${opts:+-ignore}
+	dmesg_mark
+	ev ev "$IMG_c4" /dev/mapper/lh "$opts" || { gfail "$n-create" "$(cat /tmp/ev.out)"; continue; }
+	whole "$n-eio-exact" /dev/mapper/ev /tmp/want.hash
+	[ -z "$opts" ] && files "$n-files" /dev/mapper/ev big/multi
+	status_v "$n-status-V" ev
+	if dmesg_new | grep -q 'extverity.*corrupted'; then
+		gfail "$n-no-corruption-message" "$(dmesg_new | grep extverity | head -n 2)"
+	else
+		gpass "$n-no-corruption-message"
+	fi
+	dmesg_new | grep extverity | head -n 2
+	[ -n "$opts" ] && dmsetup remove ev
+done
+linear "$HASH_c4" "$hlen" | swap lh
+whole hash-flakey-recovers /dev/mapper/ev $none
+dmsetup remove ev
+dmsetup remove lh
+
+# Manifest blocks that cannot be read refuse the table, for that reason.
+for b in "0 superblock" "$IOE_EXTENTS_BLOCK extent map" "$IOE_TREES_BLOCK tree table"; do
+	what=${b#* }
+	b=${b%% *}
+	table lh "$HASH_c4" "$hlen" "$b" error | mk lh || gfail "hash-block-$b-lower" "$(cat /tmp/mk.out)"
+	dmesg_mark
+	if ev ev "$IMG_c4" /dev/mapper/lh; then
+		gfail "hash-block-$b-error-refused" "table loaded"
+		dmsetup remove ev
+	elif dmesg_new | grep -q "extverity: Cannot read the $what"; then
+		gpass "hash-block-$b-error-refused"
+	else
+		gfail "hash-block-$b-error-refused" "not for 'Cannot read the $what': $(dmesg_new | grep extverity | tail -n 1)"
+	fi
+	dmsetup remove lh
+done
+
+# Flapping: every block is right or fails, never wrong; reads return.
+for side in data hash; do
+	if [ $side = data ]; then
+		echo "0 $len flakey $IMG_c4 0 1 1" | mk lf && ev ev /dev/mapper/lf "$HASH_c4"
+	else
+		echo "0 $hlen flakey $HASH_c4 0 1 1" | mk lf && ev ev "$IMG_c4" /dev/mapper/lf
+	fi || { gfail "flapping-$side" "$(cat /tmp/mk.out /tmp/ev.out)"; continue; }
+	end=$(($(cut -d. -f1 /proc/uptime) + FLAP_SECONDS))
+	passes=0 eio=0 why='' loadfail=0
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
+		# A new table each pass drops the cached hash blocks.
+		if [ $side = hash ]; then
+			dmsetup remove ev 2>/dev/null
+			if ! ev ev "$IMG_c4" /dev/mapper/lf; then
+				loadfail=$((loadfail + 1))
+				sleep 0.3
+				continue
+			fi
+		fi
+		if ! "$CIO" check /dev/mapper/ev "$REF_c4" 4096 65536 60 >/tmp/chk 2>&1; then
+			why="$why pass $passes did not finish: $(tail -n 1 /tmp/chk)"
+			break
+		fi
+		grep -q '^[WX] ' /tmp/chk && why="$why $(grep '^[WX] ' /tmp/chk | head -n 3 | tr '\n' ' ')"
+		eio=$((eio + $(sed -n 's/^S .*eio=\([0-9]*\).*/\1/p' /tmp/chk)))
+		passes=$((passes + 1))
+	done
+	echo "flapping $side: $passes passes, $eio blocks failed, $loadfail table loads refused; status $(dmsetup status ev)"
+	if [ -z "$why" ] && [ "$passes" -gt 0 ]; then
+		gpass "flapping-$side-never-wrong"
+	else
+		gfail "flapping-$side-never-wrong" "$why"
+	fi
+	# Both up and down periods were seen (else the test proved nothing).
+	if [ $((eio + loadfail)) -gt 0 ] && [ "$eio" -lt $((passes * len / spb)) ]; then
+		gpass "flapping-$side-saw-errors"
+	else
+		gfail "flapping-$side-saw-errors" "$eio failed blocks in $passes passes"
+	fi
+	if dmsetup status ev >/dev/null 2>&1; then
+		status_v "flapping-$side-status-V" ev
+		dmsetup remove ev
+	fi
+	dmsetup remove lf
+done
+

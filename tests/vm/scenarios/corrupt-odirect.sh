@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC1091,SC2154,SC2046
+# shellcheck shell=sh
+#
+# Guest side of t-vm-corrupt.sh, boot odirect.  O_DIRECT reads land in the
+# reader's own pages, which another thread of /ctl/corrupt-io keeps
+# overwriting while the read is in flight, so the block the target hashes
+# is often not what the disk returned.  The target must read the block
+# again into its own buffer before calling it corrupt: no read may fail, no
+# corruption may be reported (no message, no uevent, status V, corrupt
+# counter 0).  The data disk's read counter shows those re-reads happened
+# (else the race was never hit and the test proved nothing).  Then the same
+# tampering over a really damaged block: every read fails, status C.
+. /ctl/guest-lib.sh
+. /ctl/params
+
+CIO=/ctl/corrupt-io
+if ! ext_insmod >/tmp/insmod.out 2>&1; then
+	gfail insmod "$(cat /tmp/insmod.out)"
+	exit 0
+fi
+spb=8
+len=$(blockdev --getsz "$IMG_c4")
+# The first data block of big/multi, and its damaged copy in the patch disk.
+set -- $(grep ' data:multi ' /ctl/c4.pos | head -n 1)
+first=$4 pidx=$5
+
+# sectors DISK: sectors read from DISK so far (/sys/block/X/stat field 3).
+sectors() {
+	awk '{print $3}' "/sys/block/${1#/dev/}/stat"
+}
+
+# tamper NAME DEV COUNT SECONDS: prints the T line, returns its fields in $T.
+tamper() {
+	"$CIO" tamper "$2" "$REF_c4" 4096 "$first" "$3" "$4" >/tmp/t.out 2>&1
+	T=$(grep '^T ' /tmp/t.out)
+	echo "$1 (reads of $3 blocks, $4 s): ${T:-$(cat /tmp/t.out)}"
+}
+field() {
+	echo "$T" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+if ! dmsetup create --noudevsync --readonly ev \
+	--table "0 $len extverity 1 $IMG_c4 $HASH_c4 0 sha256 $ROOT_c4"; then
+	gfail create "cannot create ev"
+	exit 0
+fi
+dmsetup mknodes ev
+uevent_start /tmp/ue
+dmesg_mark
+for count in 16 1; do
+	s0=$(sectors "$IMG_c4")
+	secs=$TAMPER_SECONDS
+	[ "$count" = 1 ] && secs=$((TAMPER_SECONDS / 2))
+	tamper "intact-$count" /dev/mapper/ev "$count" "$secs"
+	reads=$(field reads)
+	extra=$(($(sectors "$IMG_c4") - s0 - ${reads:-0} * count * spb))
+	echo "intact-$count: $((extra / spb)) blocks read again by the target"
+	if [ -z "$T" ] || [ "$(field eio)" != 0 ] || [ "$(field other)" != 0 ]; then
+		gfail "intact-$count-no-read-fails" "${T:-$(cat /tmp/t.out)}"
+	else
+		gpass "intact-$count-no-read-fails"
+	fi
+	if [ -n "$T" ] && [ "$(field checked)" -gt 0 ] && [ "$(field wrong)" = 0 ]; then
+		gpass "intact-$count-quiet-reads-match"
+	else
+		gfail "intact-$count-quiet-reads-match" "$T"
+	fi
+	if [ "$extra" -gt 0 ]; then
+		gpass "intact-$count-race-hit"
+	else
+		gfail "intact-$count-race-hit" "no block was read again ($extra sectors): the tampering never changed a block under the hash"
+	fi
+done
+sleep 1
+uevent_stop
+set -- $(dmsetup status ev)
+echo "status ev: $*"
+if [ "$4" = V ] && [ "$6" = 0 ]; then
+	gpass intact-status-V
+else
+	gfail intact-status-V "$*"
+fi
+if dmesg_new | grep -q 'extverity.*corrupted'; then
+	gfail intact-no-message "$(dmesg_new | grep 'extverity' | head -n 2)"
+else
+	gpass intact-no-message
+fi
+if grep -q DM_EXTVERITY /tmp/ue; then
+	gfail intact-no-uevent "$(grep DM_EXTVERITY /tmp/ue | head -n 3 | tr '\n' ' ')"
+else
+	gpass intact-no-uevent
+fi
+dmsetup remove ev
+
+# Genuine corruption under the same tampering: block FIRST is damaged.
+s=$((first * spb))
+total=$(blockdev --getsz "$IMG_c4")
+printf '%s\n' "0 $s linear $IMG_c4 0" "$s $spb linear $PATCH_c4 $((pidx * spb))" \
+	"$((s + spb)) $((total - s - spb)) linear $IMG_c4 $((s + spb))" |
+	dmsetup create --noudevsync --readonly cdmg && dmsetup mknodes cdmg
+if ! dmsetup create --noudevsync --readonly evd \
+	--table "0 $len extverity 1 /dev/mapper/cdmg $HASH_c4 0 sha256 $ROOT_c4"; then
+	gfail create-damaged "cannot create evd"
+	exit 0
+fi
+dmsetup mknodes evd
+uevent_start /tmp/ue
+tamper damaged /dev/mapper/evd 16 3
+sleep 1
+uevent_stop
+if [ -n "$T" ] && [ "$(field reads)" -gt 0 ] && [ "$(field eio)" = "$(field reads)" ]; then
+	gpass damaged-every-read-fails
+else
+	gfail damaged-every-read-fails "${T:-$(cat /tmp/t.out)}"
+fi
+set -- $(dmsetup status evd)
+echo "status evd: $*"
+if [ "$4" = C ] && [ "$6" -gt 0 ]; then
+	gpass damaged-status-C
+else
+	gfail damaged-status-C "$*"
+fi
+if grep -q "DM_EXTVERITY_ERR_BLOCK_NR=$first\$" /tmp/ue; then
+	gpass damaged-uevent
+else
+	gfail damaged-uevent "no uevent for block $first"
+fi
+dmsetup remove evd
+dmsetup remove cdmg
