@@ -55,17 +55,20 @@ static const struct extverity_opt {
 static int parse_opts(struct extverity_target *v, struct dm_arg_set *as,
 		      char **error)
 {
-	static const struct dm_arg group = {
-		0, EXTVERITY_MAX_OPT_WORDS, "Invalid number of options"
-	};
 	unsigned int n, i;
 	int err;
 
 	if (!as->argc)
 		return 0;
-	err = dm_read_arg_group(&group, as, &n, error);
-	if (err)
-		return err;
+	/*
+	 * Not dm_read_arg_group(): its sscanf("%u") reads the count modulo
+	 * 2^32, so "4294967297" would pass for 1.
+	 */
+	if (kstrtouint(dm_shift_arg(as), 10, &n) ||
+	    n > EXTVERITY_MAX_OPT_WORDS || n > as->argc) {
+		*error = "Invalid number of options";
+		return -EINVAL;
+	}
 	while (n--) {
 		const char *name = dm_shift_arg(as);
 

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC1091
+# shellcheck shell=sh
+#
+# Guest side of t-vm-hostile.sh: load every generated table line (hostile
+# hash areas packed on /dev/vdc, hostile table lines) with dmsetup, one at
+# a time.  Per case "ID RC PRESENT READBACK" goes to /results/hostile.res
+# and an "EVTH ID" marker to the kernel log, so the host can match each
+# case with the kernel's reason (hostile-tables.py check).  Lines marked V
+# must load and read back as the image; every table is removed again.
+# (--noudevsync and no udev: `dmsetup mknodes` makes /dev/mapper/NAME.)
+. /ctl/guest-lib.sh
+. /ctl/params
+
+RES=/results/hostile.res
+: >$RES
+
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
+	gfail insmod "$(cat /tmp/insmod.out)"
+	exit 0
+fi
+
+# any_dm: a dm device exists (no fork: a glob).
+any_dm() {
+	for _d in /sys/block/dm-*; do
+		[ -e "$_d" ] && return 0
+	done
+	return 1
+}
+
+# run_cases FILE: every "ID WANT MODE TABLE..." line of FILE.
+run_cases() {
+	while read -r id want mode table; do
+		echo "EVTH $id" >/dev/kmsg
+		ro=--readonly
+		[ "$mode" = rw ] && ro=
+		# shellcheck disable=SC2086 # $ro: one word or none
+		dmsetup create --noudevsync $ro hx --table "$table" \
+			</dev/null >/dev/null 2>&1
+		rc=$?
+		rb=-
+		if [ $rc -eq 0 ]; then
+			if [ "$want" = V ]; then
+				dmsetup mknodes hx >/dev/null 2>&1
+				sum=$(sha256sum </dev/mapper/hx | cut -d' ' -f1)
+				if [ "$sum" = "$IMAGE_SHA256" ]; then rb=ok
+				else rb=differs; fi
+			fi
+			dmsetup remove --noudevsync hx >/dev/null 2>&1
+		fi
+		present=0
+		any_dm && present=1
+		echo "$id $rc $present $rb" >>$RES
+		# Never let one leftover spoil the next case.
+		[ $present = 1 ] && dmsetup remove --noudevsync hx >/dev/null 2>&1
+	done <"$1"
+}
+
+t0=$(date +%s)
+run_cases /ctl/manifest-cases
+t1=$(date +%s)
+run_cases /ctl/table-cases
+t2=$(date +%s)
+echo "EVTH end" >/dev/kmsg
+echo "hostile: manifests $((t1 - t0)) s, table lines $((t2 - t1)) s"
+echo "manifests_s=$((t1 - t0)) tables_s=$((t2 - t1))" >/results/hostile.time
+
+want=$(($(grep -c . /ctl/manifest-cases) + $(grep -c . /ctl/table-cases)))
+got=$(grep -c . $RES)
+if [ "$got" -eq "$want" ]; then gpass all-cases-ran
+else gfail all-cases-ran "$got of $want cases recorded"; fi
+
+if dmsetup ls 2>/dev/null | grep -vq 'No devices found'; then
+	gfail no-dm-left "$(dmsetup ls | tr '\n' ' ')"
+else
+	gpass no-dm-left
+fi
+
+# After all of that, the intact hash area still loads and reads back.
+gcheck final-load dmsetup create --noudevsync --readonly hxfinal --table \
+	"0 $LEN extverity 1 /dev/vdb /dev/vdc 0 sha256 $ROOT"
+dmsetup mknodes hxfinal
+sum=$(sha256sum </dev/mapper/hxfinal | cut -d' ' -f1)
+if [ "$sum" = "$IMAGE_SHA256" ]; then gpass final-readback
+else gfail final-readback "device $sum, image $IMAGE_SHA256"; fi
+mkdir -p /mnt/h
+if mount -t ext4 -o ro,noload /dev/mapper/hxfinal /mnt/h 2>/tmp/mnt.err; then
+	gcheck final-files sh -c 'cd /mnt/h && sha256sum -c -s /ctl/src.sha256'
+	umount /mnt/h
+else
+	gfail final-files "mount: $(cat /tmp/mnt.err)"
+fi
+st=$(dmsetup status hxfinal)
+case $st in
+*" extverity V "*) gpass final-status ;;
+*) gfail final-status "$st" ;;
+esac
+gcheck final-remove dmsetup remove --noudevsync hxfinal
+dmesg -s 33554432 >/results/hostile.dmesg 2>/dev/null || dmesg >/results/hostile.dmesg
