@@ -13,6 +13,7 @@ pkgs=(
 	xz-utils python3 util-linux
 	xfsprogs btrfs-progs erofs-utils squashfs-tools
 	dkms lvm2 groff man-db
+	initramfs-tools zstd
 )
 missing=()
 for p in "${pkgs[@]}"; do

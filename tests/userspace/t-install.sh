@@ -18,11 +18,16 @@ else
 fi
 (cd "$W/root" && find . -type f | LC_ALL=C sort) >"$W/files"
 printf '%s\n' ./usr/bin/extverity ./usr/share/bash-completion/completions/extverity \
+	./usr/share/initramfs-tools/hooks/extverity \
+	./usr/share/initramfs-tools/scripts/local-top/extverity \
 	./usr/share/man/man8/extverity.8 >"$W/want"
 if cmp -s "$W/files" "$W/want"; then pass "installed files: $(tr '\n' ' ' <"$W/files")"
 else fail "installed files: $(tr '\n' ' ' <"$W/files")"; fi
 check "installed tool runs" sh -c "\"$W/root/usr/bin/extverity\" --version >/dev/null"
 check "tool is executable" test -x "$W/root/usr/bin/extverity"
+check "initramfs hook is executable" test -x "$W/root/usr/share/initramfs-tools/hooks/extverity"
+check "initramfs local-top script is executable" \
+	test -x "$W/root/usr/share/initramfs-tools/scripts/local-top/extverity"
 
 rm -rf "$W/root2"
 make -s -o tools install DESTDIR="$W/root2" >/dev/null 2>&1

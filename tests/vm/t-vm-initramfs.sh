@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The initramfs-tools integration (docs/boot.md): Debian's mkinitramfs
+# builds an initramfs with scripts/initramfs-tools (hook and local-top
+# script, from a private copy of /etc/initramfs-tools: nothing is
+# installed), Debian's kernel boots it with
+#   root=/dev/mapper/vroot extverity.root=DATA,HASH,DIGEST[,OPTION]
+# over two virtio disks (ext4 image, hash file).  The root holds a static
+# busybox, dmsetup and tests/vm/initramfs-root-init.sh as /sbin/init.
+# Three boots:
+#
+#   good   data disk given as UUID=, option check_at_most_once: init runs
+#          from the dm device "vroot" (read-only, target extverity with
+#          the digest and option given, over vda and vdb), the initramfs
+#          did not fsck it, every file reads back
+#   bad    one block of /victim damaged (default eio mode): reading it
+#          fails with EIO, the kernel's report names its inode and byte
+#          offset, the rest reads
+#   sb     the hash area's superblock altered: `extverity open` refuses
+#          it, the local-top script stops the boot (panic=-1: reboot)
+#          and no init runs
+#
+# Skipped on another kernel than the installed Debian one (mkinitramfs
+# reads /lib/modules/$KVER).  VM_ONLY="good bad sb" picks boots.
+# shellcheck disable=SC1091
+. "$TOPDIR/tests/lib.sh"
+. "$TOPDIR/tests/vm/vm-lib.sh"
+
+if [ -n "$VM_MODROOT" ] || [ "$VM_DEBUG_KERNEL" = 1 ]; then
+	skip "initramfs: mkinitramfs uses /lib/modules/$KVER, not another kernel's tree"
+	finish
+fi
+why=$(vm_prereqs)
+[ -z "$why" ] && [ ! -f "$MODULE" ] && why="kernel module $MODULE not built (make module)"
+[ -z "$why" ] && [ ! -x "$EXTVERITY_RELEASE" ] && why="tool $EXTVERITY_RELEASE not built (make tools)"
+[ -z "$why" ] && [ ! -x /usr/sbin/mkinitramfs ] && why="mkinitramfs not installed (initramfs-tools)"
+for t in mke2fs debugfs; do
+	[ -z "$why" ] && ! command -v $t >/dev/null && why="$t not installed"
+done
+[ -z "$why" ] && ! file -L /bin/busybox | grep -q 'statically linked' &&
+	why="no static /bin/busybox (busybox-static)"
+if [ -n "$why" ]; then
+	fail "initramfs: $why"
+	finish
+fi
+
+EV=$EXTVERITY_RELEASE
+w=$WORKDIR/initramfs
+rm -rf "$w"
+mkdir -p "$w"
+die() { fail "initramfs/setup: $*"; finish; }
+
+# The initramfs: a private configuration directory, the project's hook and
+# local-top script in it, only the modules the guest needs (MODULES=list).
+conf=$w/conf
+mkdir -p "$conf/conf.d" "$conf/hooks" "$conf/scripts/local-top"
+cat >"$conf/initramfs.conf" <<EOF2
+MODULES=list
+BUSYBOX=auto
+KEYMAP=n
+COMPRESS=zstd
+DEVICE=
+NFSROOT=auto
+RUNSIZE=10%
+FSTYPE=ext4
+EOF2
+printf '%s\n' virtio_pci virtio_blk ext4 dm-mod >"$conf/modules"
+install -m 755 "$TOPDIR/scripts/initramfs-tools/hooks/extverity" "$conf/hooks/extverity"
+install -m 755 "$TOPDIR/scripts/initramfs-tools/scripts/local-top/extverity" \
+	"$conf/scripts/local-top/extverity"
+initrd=$w/initrd.img
+start=$(date +%s)
+if EXTVERITY_KO=$MODULE EXTVERITY_TOOL=$EV \
+	mkinitramfs -d "$conf" -o "$initrd" "$KVER" >"$w/mkinitramfs.log" 2>&1; then
+	pass "initramfs/mkinitramfs ($(($(date +%s) - start)) s, $(($(stat -c %s "$initrd") >> 10)) KiB)"
+else
+	fail "initramfs/mkinitramfs: $(tail -n 3 "$w/mkinitramfs.log" | tr '\n' '|')"
+	finish
+fi
+lsinitramfs "$initrd" >"$w/initrd.list" 2>/dev/null
+for f in usr/sbin/extverity scripts/local-top/extverity \
+	"usr/lib/modules/$KVER/updates/dm-extverity.ko" "usr/lib/modules/$KVER/kernel/drivers/md/dm-bufio.ko"; do
+	g=${f#usr/}
+	if grep -Eqx "(usr/)?$g" "$w/initrd.list"; then
+		pass "initramfs/contains-$g"
+	else
+		fail "initramfs/contains-$g: not in lsinitramfs $initrd"
+	fi
+done
+
+# The root: busybox with every applet linked, dmsetup and its libraries,
+# the init, a file to damage.
+src=$w/root
+mkdir -p "$src/bin" "$src/sbin" "$src/usr/bin" "$src/usr/sbin" \
+	"$src/dev" "$src/proc" "$src/sys" "$src/run" "$src/tmp" "$src/data"
+cp /bin/busybox "$src/bin/busybox"
+for a in $(/bin/busybox --list-full); do
+	[ -e "$src/$a" ] || ln -s /bin/busybox "$src/$a"
+done
+rm -f "$src/sbin/dmsetup" "$src/usr/sbin/dmsetup"
+cp /usr/sbin/dmsetup "$src/sbin/dmsetup"
+for lib in $(ldd /usr/sbin/dmsetup | grep -o '/[^ ]*'); do
+	mkdir -p "$src$(dirname "$lib")"
+	cp -L "$lib" "$src$lib"
+done
+install -m 755 "$TOPDIR/tests/vm/initramfs-root-init.sh" "$src/sbin/init"
+head -c $((16 * 4096)) /dev/urandom >"$src/victim"
+seq 1 30000 >"$src/data/numbers"
+head -c 100000 /dev/urandom >"$src/data/random"
+(cd "$src" && find . -type f ! -name expected.sha256 -print0 | sort -z |
+	xargs -0 sha256sum | sed 's#  \./#  /#') >"$w/expected.sha256"
+cp "$w/expected.sha256" "$src/expected.sha256"
+nfiles=$(wc -l <"$w/expected.sha256")
+mke2fs -q -t ext4 -b 4096 -d "$src" "$w/image" 32M >/dev/null || die "mke2fs -d"
+"$EV" format "$w/image" "$w/hash" >"$w/format.out" 2>&1 || die "extverity format: $(cat "$w/format.out")"
+root=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/format.out")
+[ -n "$root" ] || die "no root digest in $w/format.out"
+
+# bad: a byte of /victim's block 5.
+victim_blk=5
+cp "$w/image" "$w/image.bad"
+pblk=$(debugfs -R "bmap /victim $victim_blk" "$w/image" 2>/dev/null)
+ino=$(debugfs -R "stat /victim" "$w/image" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
+[ -n "$pblk" ] && [ -n "$ino" ] || die "debugfs found no /victim"
+b=$(od -An -tu1 -j $((pblk * 4096 + 123)) -N1 "$w/image" | tr -d ' ')
+printf '%b' "\\0$(printf %o $((b ^ 0xff)))" |
+	dd of="$w/image.bad" bs=1 seek=$((pblk * 4096 + 123)) conv=notrunc status=none
+cmp -s "$w/image" "$w/image.bad" && die "image.bad not damaged"
+# sb: a byte of the superblock (its uuid field).
+cp "$w/hash" "$w/hash.sb"
+b=$(od -An -tu1 -j 100 -N1 "$w/hash" | tr -d ' ')
+printf '%b' "\\0$(printf %o $((b ^ 0x5a)))" |
+	dd of="$w/hash.sb" bs=1 seek=100 conv=notrunc status=none
+cmp -s "$w/hash" "$w/hash.sb" && die "hash.sb not altered"
+
+want() { [ -z "${VM_ONLY:-}" ] || [[ " $VM_ONLY " == *" $1 "* ]]; }
+
+# The good boot names the data disk by its ext4 UUID and adds an option.
+uuid=$(blkid -p -s UUID -o value "$w/image" 2>/dev/null)
+[ -n "$uuid" ] || die "blkid found no UUID in $w/image"
+
+# boot NAME EXPECT MODE DATA HASH SPEC: one boot of the Debian initramfs
+# with extverity.root=SPEC; leaves
+# $w/boot-NAME/{console.log,outcome,problems,seconds,nresults}.
+boot() {
+	local name=$1 expect=$2 mode=$3 data=$4 hash=$5 spec=$6 out=$w/boot-$1 rc=0
+	mkdir -p "$out"
+	local t=$((240 * VM_TIME_FACTOR)) s
+	s=$(date +%s)
+	timeout --kill-after=5 "$t" "$QEMU" -machine accel=tcg -cpu max \
+		-smp "$VM_SMP" -m 512 -nographic -no-reboot -kernel "$VM_KERNEL" \
+		-initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 root=/dev/mapper/vroot ro extverity.root=$spec evt.mode=$mode $VM_APPEND" \
+		-drive "file=$data,format=raw,if=virtio,readonly=on" \
+		-drive "file=$hash,format=raw,if=virtio,readonly=on" \
+		</dev/null >"$out/console.raw" 2>"$out/qemu.err" || rc=$?
+	echo $(($(date +%s) - s)) >"$out/seconds"
+	tr -d '\r' <"$out/console.raw" >"$out/console.log"
+	local outcome=crash
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		outcome=timeout
+	elif grep -q 'Kernel panic - not syncing' "$out/console.log"; then
+		outcome=panic
+	elif grep -q '^EVT-POWEROFF' "$out/console.log" &&
+		grep -q 'reboot: Power down' "$out/console.log"; then
+		outcome=poweroff
+	elif grep -q 'reboot: Restarting system' "$out/console.log"; then
+		outcome=restart
+	fi
+	echo "$outcome" >"$out/outcome"
+	grep -E "$VM_BAD_RE" "$out/console.log" | grep -Ev "$VM_OK_RE" |
+		sort -u >"$out/problems" || true
+
+	if [ "$outcome" = "$expect" ]; then
+		pass "initramfs/$name/boot ($outcome after $(cat "$out/seconds") s)"
+	else
+		fail "initramfs/$name/boot ended by $outcome, expected $expect; see $out/console.log"
+	fi
+	if [ -s "$out/problems" ]; then
+		fail "initramfs/$name/kernel-log: $(head -n 3 "$out/problems" | tr '\n' '|')"
+	else
+		pass "initramfs/$name/kernel-log clean"
+	fi
+	local line n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		case $line in
+		PASS\ *) pass "initramfs/$name/${line#PASS }" ;;
+		FAIL\ *) fail "initramfs/$name/${line#FAIL }" ;;
+		esac
+	done < <(sed -n 's/^EVT-RESULT //p' "$out/console.log")
+	echo "$n" >"$out/nresults"
+}
+
+# expect_results NAME N: the guest reported N results.
+expect_results() {
+	local n
+	n=$(cat "$w/boot-$1/nresults")
+	if [ "$n" -eq "$2" ]; then
+		pass "initramfs/$1/results ($n)"
+	else
+		fail "initramfs/$1/results: $n from the guest, want $2; see $w/boot-$1/console.log"
+	fi
+}
+
+# The local-top script's line, the table (the digest given, OPTS), and
+# the root was mounted without an fsck (it is read-only).
+opened() {
+	local log=$w/boot-$1/console.log opts=$2
+	if grep -q "^extverity: opening vroot: data /dev/vda, hash /dev/vdb$opts\$" "$log"; then
+		pass "initramfs/$1/local-top-opened"
+	else
+		fail "initramfs/$1/local-top-opened: $(grep -i 'extverity' "$log" | head -n 3 | tr '\n' '|')"
+	fi
+	if grep -Eq "^EVT-TABLE 0 [0-9]+ extverity 1 [0-9]+:[0-9]+ [0-9]+:[0-9]+ 0 sha256 $root$3\$" "$log"; then
+		pass "initramfs/$1/table-has-root-digest${3:+ and$3}"
+	else
+		fail "initramfs/$1/table-has-root-digest${3:+ and$3}: $(grep '^EVT-TABLE' "$log")"
+	fi
+	if grep -q 'Fast boot enabled, so skipping root file system check' "$log" &&
+		! grep -q 'fsck exited' "$log"; then
+		pass "initramfs/$1/no-fsck-of-verified-root"
+	else
+		fail "initramfs/$1/no-fsck-of-verified-root: $(grep -i 'fsck' "$log" | head -n 3 | tr '\n' '|')"
+	fi
+}
+
+report_re='device-mapper: extverity: .*data block [0-9]+: .*file inode '"$ino"' byte offset '$((victim_blk * 4096))
+
+if want good; then
+	boot good poweroff good "$w/image" "$w/hash" "UUID=$uuid,/dev/vdb,$root,check_at_most_once"
+	expect_results good 7
+	opened good ', options --check-at-most-once' ' 1 check_at_most_once'
+	if grep -q "all-files-read ($nfiles files)" "$w/boot-good/console.log"; then
+		pass "initramfs/good/all-$nfiles-files"
+	else
+		fail "initramfs/good/all-$nfiles-files: $(grep 'all-files-read' "$w/boot-good/console.log")"
+	fi
+	if grep -Eq 'device-mapper: extverity: .*data block' "$w/boot-good/console.log"; then
+		fail "initramfs/good/no-corruption-report: $(grep -E 'extverity: .*data block' "$w/boot-good/console.log" | head -n 1)"
+	else
+		pass "initramfs/good/no-corruption-report"
+	fi
+fi
+
+if want bad; then
+	boot bad poweroff bad "$w/image.bad" "$w/hash" "/dev/vda,/dev/vdb,$root"
+	expect_results bad 8
+	opened bad '' ''
+	if grep -Eq "$report_re" "$w/boot-bad/console.log"; then
+		pass "initramfs/bad/report-names-inode-$ino-offset-$((victim_blk * 4096))"
+	else
+		fail "initramfs/bad/report: no /$report_re/ on the console: $(grep 'extverity' "$w/boot-bad/console.log" | head -n 2 | tr '\n' '|')"
+	fi
+fi
+
+if want sb; then
+	boot sb restart none "$w/image" "$w/hash.sb" "/dev/vda,/dev/vdb,$root"
+	expect_results sb 0
+	log=$w/boot-sb/console.log
+	if grep -q 'extverity: root digest does not match the superblock of /dev/vdb' "$log"; then
+		pass "initramfs/sb/open-refused"
+	else
+		fail "initramfs/sb/open-refused: $(grep -i 'extverity' "$log" | head -n 3 | tr '\n' '|')"
+	fi
+	if grep -q 'extverity: cannot open vroot (data /dev/vda, hash /dev/vdb); not mounting an unverified root' "$log" &&
+		grep -q 'Rebooting automatically due to panic= boot argument' "$log" &&
+		! grep -q '^EVT-BEGIN' "$log"; then
+		pass "initramfs/sb/boot-stopped-no-init"
+	else
+		fail "initramfs/sb/boot-stopped-no-init: see $log"
+	fi
+fi
+finish
