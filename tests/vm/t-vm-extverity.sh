@@ -232,7 +232,9 @@ if [[ " $VM_ONLY " == *" main "* ]]; then
 fi
 # dm-ima: with ima_policy=critical_data the kernel measures every table
 # load, with the target's STATUSTYPE_IMA record, into the IMA log.
-if [[ " $VM_ONLY " == *" ima "* ]]; then
+if [[ " $VM_ONLY " == *" ima "* ]] && [ -r "$VM_KCONFIG" ] && [ "$(vm_kconfig IMA)" != y ]; then
+	skip "ima boot: the kernel has no CONFIG_IMA ($VM_KCONFIG)"
+elif [[ " $VM_ONLY " == *" ima "* ]]; then
 	run_vm --name=ima --timeout=120 --ctl="$w/ctl" \
 		--append=ima_policy=critical_data \
 		"$TOPDIR/tests/vm/scenarios/extverity-ima.sh" "${disks[@]}"

@@ -47,4 +47,25 @@ vm_report panic panic
 printf '%s\n' '. /ctl/guest-lib.sh' 'gpass before-restart' 'reboot -f' >"$w/restart.sh"
 run_vm --name=restart --expect=restart --timeout=60 "$w/restart.sh"
 vm_report restart restart
+
+# The debug kernel: a KASAN report and a leak must each fail a boot.  The
+# kernel's own test modules make both (kasan_test_module: out-of-bounds
+# copy_to/from_user, use after free; kmemleak-test: objects it never frees).
+if [ "$VM_DEBUG_KERNEL" = 1 ]; then
+	mkdir -p "$w/dbg"
+	for m in kasan_test_module kmemleak-test; do
+		f=$(find "$VM_MODROOT/lib/modules/$KVER" -name "$m.ko" | head -n 1)
+		[ -n "$f" ] && cp "$f" "$w/dbg/"
+	done
+	printf '%s\n' '. /ctl/guest-lib.sh' 'insmod /ctl/kasan_test_module.ko' \
+		'insmod /ctl/kmemleak-test.ko' 'gpass inserted' >"$w/detect.sh"
+	if run_vm --name=detect --timeout=120 --ctl="$w/dbg" "$w/detect.sh"; then
+		fail "detect: a boot with KASAN reports and leaks passed"
+	fi
+	p=$VM_OUTDIR/boot-detect/problems
+	if grep -q 'BUG: KASAN' "$p"; then pass "detect/KASAN report fails the boot"
+	else fail "detect/no KASAN report in $p"; fi
+	if grep -q 'kmemleak: unreferenced object' "$p"; then pass "detect/kmemleak report fails the boot"
+	else fail "detect/no kmemleak report in $p"; fi
+fi
 finish
