@@ -101,72 +101,22 @@ cmp -s "$w/hash" "$w/hash.sb" && { fail "builtin: hash.sb not altered"; finish; 
 
 want() { [ -z "${VM_ONLY:-}" ] || [[ " $VM_ONLY " == *" $1 "* ]]; }
 
-# boot NAME EXPECT MODE DATA HASH: one boot with no initramfs; leaves
-# $w/boot-NAME/{console.log,outcome,problems,seconds}.
+# boot NAME EXPECT MODE DATA HASH: one boot with no initramfs, reported
+# as builtin/NAME; leaves $w/boot-NAME (vm_console_boot).
 boot() {
-	local name=$1 expect=$2 mode=$3 data=$4 hash=$5 out=$w/boot-$1 rc=0
-	mkdir -p "$out"
-	local t=$((300 * VM_TIME_FACTOR)) s
-	s=$(date +%s)
+	local name=$1 expect=$2 mode=$3 data=$4 hash=$5
 	# No rootwait: dm-init has made dm-0 (late_initcall) before the root
 	# is looked up, and when it refused the table the boot must fail
 	# rather than wait forever.  pci=noacpi: see docs/testing.md.
-	timeout --kill-after=5 "$t" "$QEMU" -machine accel=tcg -cpu max \
-		-smp "$VM_SMP" -m 256 -nographic -no-reboot -kernel "$kernel" \
+	vm_console_boot "$w/boot-$name" "$expect" 300 -m 256 -kernel "$kernel" \
 		-append "console=ttyS0 panic=-1 pci=noacpi ro root=/dev/dm-0 rootfstype=ext4 dm-mod.waitfor=/dev/vda,/dev/vdb dm-mod.create=\"vroot,,,ro,$table\" evt.mode=$mode" \
 		-drive "file=$data,format=raw,if=virtio,readonly=on" \
-		-drive "file=$hash,format=raw,if=virtio,readonly=on" \
-		</dev/null >"$out/console.raw" 2>"$out/qemu.err" || rc=$?
-	echo $(($(date +%s) - s)) >"$out/seconds"
-	tr -d '\r' <"$out/console.raw" >"$out/console.log"
-	local outcome=crash
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		outcome=timeout
-	elif grep -q 'Kernel panic - not syncing' "$out/console.log"; then
-		outcome=panic
-	elif grep -q '^EVT-POWEROFF' "$out/console.log" &&
-		grep -q 'reboot: Power down' "$out/console.log"; then
-		outcome=poweroff
-	fi
-	echo "$outcome" >"$out/outcome"
-	if [ "$expect" = panic ]; then
-		sed '/Kernel panic - not syncing/,$d' "$out/console.log"
-	else
-		cat "$out/console.log"
-	fi | grep -E "$VM_BAD_RE" | grep -Ev "$VM_OK_RE" | sort -u >"$out/problems" || true
-
-	if [ "$outcome" = "$expect" ]; then
-		pass "builtin/$name/boot ($outcome after $(cat "$out/seconds") s)"
-	else
-		fail "builtin/$name/boot ended by $outcome, expected $expect; see $out/console.log"
-	fi
-	if [ -s "$out/problems" ]; then
-		fail "builtin/$name/kernel-log: $(head -n 3 "$out/problems" | tr '\n' '|')"
-	else
-		pass "builtin/$name/kernel-log clean"
-	fi
-	local line n=0
-	while IFS= read -r line; do
-		n=$((n + 1))
-		case $line in
-		PASS\ *) pass "builtin/$name/${line#PASS }" ;;
-		FAIL\ *) fail "builtin/$name/${line#FAIL }" ;;
-		esac
-	done < <(sed -n 's/^EVT-RESULT //p' "$out/console.log")
-	echo "$n" >"$out/nresults"
+		-drive "file=$hash,format=raw,if=virtio,readonly=on"
+	VM_OUTDIR=$w vm_report "$name" "$expect" "builtin/$name"
 }
 
-# expect_results NAME N: the guest reported N results (a missing one is a
-# failure, not silence).
-expect_results() {
-	local n
-	n=$(cat "$w/boot-$1/nresults")
-	if [ "$n" -eq "$2" ]; then
-		pass "builtin/$1/results ($n)"
-	else
-		fail "builtin/$1/results: $n from the guest, want $2; see $w/boot-$1/console.log"
-	fi
-}
+# expect_results NAME N: the guest reported N results.
+expect_results() { vm_expect_results "builtin/$1" "$w/boot-$1" "$2"; }
 
 report_re='device-mapper: extverity: .*data block [0-9]+: .*file inode '"$ino"' byte offset '$((victim_blk * 4096))
 

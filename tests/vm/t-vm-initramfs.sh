@@ -141,68 +141,20 @@ uuid=$(blkid -p -s UUID -o value "$w/image" 2>/dev/null)
 [ -n "$uuid" ] || die "blkid found no UUID in $w/image"
 
 # boot NAME EXPECT MODE DATA HASH SPEC: one boot of the Debian initramfs
-# with extverity.root=SPEC; leaves
-# $w/boot-NAME/{console.log,outcome,problems,seconds,nresults}.
+# with extverity.root=SPEC, reported as initramfs/NAME; leaves
+# $w/boot-NAME (vm_console_boot).
 boot() {
-	local name=$1 expect=$2 mode=$3 data=$4 hash=$5 spec=$6 out=$w/boot-$1 rc=0
-	mkdir -p "$out"
-	local t=$((240 * VM_TIME_FACTOR)) s
-	s=$(date +%s)
-	timeout --kill-after=5 "$t" "$QEMU" -machine accel=tcg -cpu max \
-		-smp "$VM_SMP" -m 512 -nographic -no-reboot -kernel "$VM_KERNEL" \
-		-initrd "$initrd" \
+	local name=$1 expect=$2 mode=$3 data=$4 hash=$5 spec=$6
+	vm_console_boot "$w/boot-$name" "$expect" 240 -m 512 \
+		-kernel "$VM_KERNEL" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 root=/dev/mapper/vroot ro extverity.root=$spec evt.mode=$mode $VM_APPEND" \
 		-drive "file=$data,format=raw,if=virtio,readonly=on" \
-		-drive "file=$hash,format=raw,if=virtio,readonly=on" \
-		</dev/null >"$out/console.raw" 2>"$out/qemu.err" || rc=$?
-	echo $(($(date +%s) - s)) >"$out/seconds"
-	tr -d '\r' <"$out/console.raw" >"$out/console.log"
-	local outcome=crash
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		outcome=timeout
-	elif grep -q 'Kernel panic - not syncing' "$out/console.log"; then
-		outcome=panic
-	elif grep -q '^EVT-POWEROFF' "$out/console.log" &&
-		grep -q 'reboot: Power down' "$out/console.log"; then
-		outcome=poweroff
-	elif grep -q 'reboot: Restarting system' "$out/console.log"; then
-		outcome=restart
-	fi
-	echo "$outcome" >"$out/outcome"
-	grep -E "$VM_BAD_RE" "$out/console.log" | grep -Ev "$VM_OK_RE" |
-		sort -u >"$out/problems" || true
-
-	if [ "$outcome" = "$expect" ]; then
-		pass "initramfs/$name/boot ($outcome after $(cat "$out/seconds") s)"
-	else
-		fail "initramfs/$name/boot ended by $outcome, expected $expect; see $out/console.log"
-	fi
-	if [ -s "$out/problems" ]; then
-		fail "initramfs/$name/kernel-log: $(head -n 3 "$out/problems" | tr '\n' '|')"
-	else
-		pass "initramfs/$name/kernel-log clean"
-	fi
-	local line n=0
-	while IFS= read -r line; do
-		n=$((n + 1))
-		case $line in
-		PASS\ *) pass "initramfs/$name/${line#PASS }" ;;
-		FAIL\ *) fail "initramfs/$name/${line#FAIL }" ;;
-		esac
-	done < <(sed -n 's/^EVT-RESULT //p' "$out/console.log")
-	echo "$n" >"$out/nresults"
+		-drive "file=$hash,format=raw,if=virtio,readonly=on"
+	VM_OUTDIR=$w vm_report "$name" "$expect" "initramfs/$name"
 }
 
 # expect_results NAME N: the guest reported N results.
-expect_results() {
-	local n
-	n=$(cat "$w/boot-$1/nresults")
-	if [ "$n" -eq "$2" ]; then
-		pass "initramfs/$1/results ($n)"
-	else
-		fail "initramfs/$1/results: $n from the guest, want $2; see $w/boot-$1/console.log"
-	fi
-}
+expect_results() { vm_expect_results "initramfs/$1" "$w/boot-$1" "$2"; }
 
 # The local-top script's line, the table (the digest given, OPTS), and
 # the root was mounted without an fsck (it is read-only).

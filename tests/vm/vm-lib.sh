@@ -20,9 +20,15 @@
 #     scenario's stdout), dmesg, outcome (poweroff|restart|panic|timeout|
 #     crash) and problems (kernel log lines that fail the run).  Returns 0
 #     when the boot ended as expected and the log is clean.
-#   vm_report NAME             turn $VM_OUTDIR/NAME's results into
-#                              pass/fail cases (prefix NAME/) plus the two
-#                              cases NAME/boot and NAME/kernel-log
+#   vm_report NAME [EXPECT [LABEL]]
+#                              turn $VM_OUTDIR/NAME's results into
+#                              pass/fail cases (prefix LABEL/, default
+#                              NAME/) plus LABEL/boot and LABEL/kernel-log
+#   vm_console_boot OUT EXPECT SECONDS QEMU_ARG...
+#                              a boot with the caller's kernel, disks and
+#                              command line whose guest reports EVT-RESULT
+#                              lines on the console; leaves OUT as run_vm
+#   vm_expect_results LABEL OUT N  the guest reported exactly N results
 #
 # The kernel (make check-debug sets these from scripts/debug-kernel.sh env):
 #   VM_KERNEL       the bzImage (default /boot/vmlinuz-$KVER)
@@ -131,12 +137,27 @@ run_vm() {
 	for f in results output dmesg; do
 		[ -f "$out/res/$f" ] && mv "$out/res/$f" "$out/$f"
 	done
-	# No results file (panic, restart): fall back to the console copies.
+	vm_judge "$out" "$rc" "$expect"
+	local outcome
+	outcome=$(cat "$out/outcome")
+
+	local ok=0
+	[ "$outcome" = "$expect" ] || ok=1
+	[ -s "$out/problems" ] && ok=1
+	return $ok
+}
+
+# vm_judge OUT RC EXPECT: after a boot whose console is OUT/console.log and
+# whose qemu ended with RC, write OUT/outcome (timeout, panic, poweroff,
+# restart, crash), OUT/problems (kernel reports; an expected panic's own
+# message and backtrace excepted; OUT/dmesg scanned too when there is one)
+# and, when the guest left none, OUT/results from the console's EVT-RESULT
+# lines.
+vm_judge() {
+	local out=$1 rc=$2 expect=$3 outcome
 	if [ ! -f "$out/results" ]; then
 		sed -n 's/^.*EVT-RESULT //p' "$out/console.log" >"$out/results"
 	fi
-
-	local outcome
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		outcome=timeout
 	elif grep -q 'Kernel panic - not syncing' "$out/console.log"; then
@@ -149,9 +170,6 @@ run_vm() {
 		outcome=crash
 	fi
 	echo "$outcome" >"$out/outcome"
-
-	# Scan the console and the guest's dmesg; an expected panic's own
-	# message and backtrace are not problems, whatever comes before is.
 	{
 		if [ "$expect" = panic ]; then
 			sed '/Kernel panic - not syncing/,$d' "$out/console.log"
@@ -160,15 +178,40 @@ run_vm() {
 		fi
 		[ -f "$out/dmesg" ] && cat "$out/dmesg"
 	} | grep -E "$VM_BAD_RE" | grep -Ev "$VM_OK_RE" | sort -u >"$out/problems" || true
+}
 
-	local ok=0
-	[ "$outcome" = "$expect" ] || ok=1
-	[ -s "$out/problems" ] && ok=1
-	return $ok
+# vm_console_boot OUT EXPECT SECONDS QEMU_ARG...: a boot of a guest that
+# reports on the console only (no control disk: its own kernel or root, as
+# in t-vm-builtin.sh and t-vm-initramfs.sh); SECONDS is scaled by
+# VM_TIME_FACTOR.  Leaves OUT as run_vm does, for vm_report.
+vm_console_boot() {
+	local out=$1 expect=$2 t=$(($3 * VM_TIME_FACTOR)) rc=0 start
+	shift 3
+	mkdir -p "$out"
+	rm -f "$out/results"
+	start=$(date +%s)
+	timeout --kill-after=5 "$t" "$QEMU" -machine accel=tcg -cpu max \
+		-smp "$VM_SMP" -nographic -no-reboot "$@" \
+		</dev/null >"$out/console.raw" 2>"$out/qemu.err" || rc=$?
+	echo $(($(date +%s) - start)) >"$out/seconds"
+	tr -d '\r' <"$out/console.raw" >"$out/console.log"
+	vm_judge "$out" "$rc" "$expect"
+}
+
+# vm_expect_results LABEL OUT N: the guest of a boot reported N results (a
+# missing one is a failure, not silence).
+vm_expect_results() {
+	local n
+	n=$(grep -c . "$2/results")
+	if [ "$n" -eq "$3" ]; then
+		pass "$1/results ($n)"
+	else
+		fail "$1/results: $n from the guest, want $3; see $2/console.log"
+	fi
 }
 
 vm_report() {
-	local name=$1 out=$VM_OUTDIR/boot-$1 line expect=${2:-poweroff}
+	local out=$VM_OUTDIR/boot-$1 line expect=${2:-poweroff} name=${3:-$1}
 	local outcome
 	outcome=$(cat "$out/outcome" 2>/dev/null || echo none)
 	if [ "$outcome" = "$expect" ]; then
