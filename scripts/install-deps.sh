@@ -13,6 +13,7 @@ pkgs=(
 	xz-utils python3 util-linux
 	xfsprogs btrfs-progs erofs-utils squashfs-tools
 	dkms lvm2 groff man-db
+	openssl file clang libclang-rt-14-dev
 	initramfs-tools zstd
 )
 missing=()
