@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# format --fs=fiemap: images of XFS, btrfs, EROFS, squashfs and ext4 are
-# read through a read-only loop mount.  For each: every digest equals
+# format --fs=fiemap: images of XFS, btrfs, EROFS (plain and lz4),
+# squashfs and ext4 (tests/lib/fsimages.sh) are read through a read-only
+# loop mount.  For each: every digest equals
 # `fsverity digest` of the files read back through the kernel, verify
 # passes, file trees own image blocks (FIEMAP really used, except squashfs,
-# which has no FIEMAP), a flipped byte in an owned block is reported under
-# its file, and nothing stays mounted or attached.
+# which has no FIEMAP; a compressed file is left to the residual tree),
+# a flipped byte in an owned block is reported under
+# its file, and nothing stays mounted or attached.  Filesystems whose
+# sectors or blocks are smaller than a data block are refused.
 . "$TOPDIR/tests/userspace/common.sh"
 W=$WORKDIR
 R=$TOPDIR/tests/userspace/evread.py
@@ -15,72 +18,24 @@ if [ "$(id -u)" -ne 0 ]; then
 	finish
 fi
 
-gen() {
-	openssl enc -aes-128-ctr -pass "pass:$1" -nosalt -pbkdf2 </dev/zero \
-		2>/dev/null | head -c "$2"
-}
+. "$TOPDIR/tests/lib/fsimages.sh"
 src=$W/src
-rm -rf "$src"
-mkdir -p "$src/sizes" "$src/dup/a" "$src/dup/b" "$src/links" "$src/deep/x/y"
-for n in 0 1 4095 4096 4097; do gen "s$n" $n >"$src/sizes/f$n"; done
-gen mib $((1024 * 1024)) >"$src/mib"
-gen two $((512 * 1024 + 4096 + 17)) >"$src/deep/x/y/two-levels"
-truncate -s $((2 * 1024 * 1024)) "$src/sparse"
-gen sp 9000 | dd of="$src/sparse" bs=4096 seek=100 conv=notrunc status=none
-gen hl 10000 >"$src/links/target"
-ln "$src/links/target" "$src/links/hardlink"
-ln -s target "$src/links/symlink"
-gen dup 20000 >"$src/dup/a/same"
-cp "$src/dup/a/same" "$src/dup/b/same"
-cp "$src/dup/a/same" "$src/dup/b/other"
-for i in $(seq 1 40); do printf 'small %d\n' "$i" >"$src/deep/s$i"; done
-
+fsimg_src "$src"
 mnt=$W/mnt
 mkdir -p "$mnt"
 # Filesystems whose tool is missing are skipped (scripts/install-deps.sh
 # installs xfsprogs, btrfs-progs, erofs-utils and squashfs-tools).
 have() { command -v "$1" >/dev/null 2>&1; }
-
-# copy_in IMAGE: fill a fresh filesystem through a loop mount.
-copy_in() {
-	mount -o loop "$1" "$mnt" && cp -a "$src/." "$mnt/" && umount "$mnt"
-}
-
 imgs=()
-if have mkfs.xfs; then
-	truncate -s 320M "$W/xfs.img"
-	mkfs.xfs -q -f "$W/xfs.img" && copy_in "$W/xfs.img" &&
-		imgs+=(xfs)
-else
-	skip "xfs: mkfs.xfs missing"
-fi
-if have mkfs.btrfs; then
-	truncate -s 128M "$W/btrfs.img" "$W/btrfs-rootdir.img"
-	mkfs.btrfs -q -f --rootdir "$src" "$W/btrfs-rootdir.img" \
-		>/dev/null 2>&1 && imgs+=(btrfs-rootdir)
-	# Written by the kernel, with data past mkfs's first data chunk,
-	# where btrfs addresses are not image offsets (chunk tree mapping).
-	mkfs.btrfs -q -f "$W/btrfs.img" >/dev/null 2>&1 &&
-		copy_in "$W/btrfs.img" && mount "$W/btrfs.img" "$mnt" &&
-		gen big $((12 * 1024 * 1024)) >"$mnt/big" && umount "$mnt" &&
-		imgs+=(btrfs)
-else
-	skip "btrfs: mkfs.btrfs missing"
-fi
-if have mkfs.erofs; then
-	mkfs.erofs "$W/erofs.img" "$src" >/dev/null 2>&1 &&
-		truncate -s %4096 "$W/erofs.img" && imgs+=(erofs)
-else
-	skip "erofs: mkfs.erofs missing"
-fi
-if have mksquashfs; then
-	mksquashfs "$src" "$W/squashfs.img" -quiet -noappend >/dev/null &&
-		truncate -s %4096 "$W/squashfs.img" && imgs+=(squashfs)
-else
-	skip "squashfs: mksquashfs missing"
-fi
-mke2fs -q -F -t ext4 -b 4096 -d "$src" "$W/ext4.img" 32M >/dev/null &&
-	imgs+=(ext4)
+for fs in xfs btrfs-rootdir btrfs erofs erofs-lz4 squashfs ext4; do
+	if ! have "$(fsimg_tool $fs)"; then
+		skip "$fs: $(fsimg_tool $fs) missing"
+	elif fsimg_make $fs "$W/$fs.img" "$src" "$mnt"; then
+		imgs+=("$fs")
+	else
+		fail "$fs: could not make the image"
+	fi
+done
 
 # json_get FILE KEY...: values from format's --json output, one a line.
 json_get() {
@@ -144,6 +99,17 @@ for fs in "${imgs[@]}"; do
 	python3 "$R" "$W/$fs.hash" "$root" >"$W/ext"
 	read -r blk ino < <(awk '$3 != "zero" && $3 != 0 { print $1, $5; exit }' \
 		"$W/ext")
+	if [ "$fs" = erofs-lz4 ]; then
+		# Its compressed clusters hold other bytes than the file's
+		# blocks: the residual tree covers those (the digest was
+		# checked above); only clusters stored raw can be owned.
+		tino=$(awk '$2 == "/text" { print $1 }' "$W/inodes")
+		town=$(awk -v i="$tino" '$3 != "zero" && $3 != 0 && $5 == i \
+			{ n += $2 } END { print n + 0 }' "$W/ext")
+		tblocks=$((($(stat -c %s "$src/text") + 4095) / 4096))
+		check "erofs-lz4: compressed /text owns $town of $tblocks blocks" \
+			test -n "$tino" -a "$town" -lt "$tblocks"
+	fi
 	path=$(awk -v i="$ino" '$1 == i { print $2; exit }' "$W/inodes")
 	cp --sparse=always "$img" "$W/bad.img"
 	flipat "$W/bad.img" $((blk * 4096))
@@ -188,6 +154,24 @@ if [ -f "$W/erofs.json" ]; then
 		--hash-offset="$size" "$W/app.img" "$W/app.img" "$(root_of "$W/f")"
 	check "erofs: appended: nothing left attached" released "$W/app.img"
 fi
+
+# I/O units smaller than a data block: the filesystem would refuse the
+# target's 4 KiB logical blocks, so format refuses it, naming the fix.
+if have mkfs.xfs; then
+	truncate -s 320M "$W/xfs512.img"
+	mkfs.xfs -q -f -s size=512 "$W/xfs512.img"
+	check_err "xfs with 512-byte sectors refused, naming -s size=4096" 1 \
+		"XFS sector size 512 is smaller than the data block size 4096.*mkfs.xfs -s size=4096" \
+		"$EXTVERITY" format --fs=fiemap "$W/xfs512.img" "$W/xfs512.hash"
+	check "xfs 512: no hash file" test ! -e "$W/xfs512.hash"
+	check "xfs 512: nothing left attached" released "$W/xfs512.img"
+	rm -f "$W/xfs512.img"
+fi
+mke2fs -q -F -t ext4 -b 1024 -d "$src" "$W/ext4k1.img" 16M >/dev/null
+check_err "ext4 with 1 KiB blocks refused by --fs=fiemap" 1 \
+	"filesystem block size 1024 is smaller than the data block size 4096.*--data-block-size=1024" \
+	"$EXTVERITY" format --fs=fiemap "$W/ext4k1.img" "$W/ext4k1.hash"
+check "ext4 1 KiB: no hash file" test ! -e "$W/ext4k1.hash"
 
 # Without privilege: a clear error naming --fs=raw, nothing written.
 if [ -f "$W/erofs.img" ] && have setpriv; then

@@ -12,6 +12,9 @@
 #   dmesg_new             the kernel log lines since the last dmesg_mark
 #   uevent_start FILE / uevent_stop   record kernel uevents to FILE
 #   ext_insmod            insert /modules/dm-extverity.ko (once)
+#   opt_modprobe NAME     load optional module NAME with what it needs
+#                         (tests/vm/mkinitramfs.sh VM_OPT_MODULES); fails
+#                         when the kernel has no NAME
 
 : "${RESULTS:=/results/results}"
 
@@ -82,6 +85,18 @@ ext_insmod() {
 		return 1
 	fi
 	insmod /modules/dm-extverity.ko
+}
+
+opt_modprobe() {
+	[ -f "/modules/opt_$1" ] || {
+		echo "the kernel has no module $1"
+		return 1
+	}
+	while read -r _om_ko; do
+		_om_name=$(echo "${_om_ko%.ko}" | tr - _)
+		[ -d "/sys/module/$_om_name" ] && continue
+		insmod "/modules/$_om_ko" || return
+	done <"/modules/opt_$1"
 }
 
 # dev_gone NAME: the mapped device NAME does not exist.

@@ -17,6 +17,10 @@
 #            tools/extverity and drivers/md/dm-extverity.ko)
 #   VM_EXTRA_BINS  more binaries for /sbin, with their libraries, each when
 #            installed (default /sbin/lvm)
+#   VM_OPT_MODULES  modules a scenario loads itself (opt_modprobe in
+#            guest-lib.sh), each when the kernel has it (default: xfs btrfs
+#            erofs; the debug kernel has none of them).  Not loaded at boot:
+#            btrfs alone takes seconds to initialise under TCG.
 #
 # The image is rebuilt only when an input changed: a signature of every
 # input (path, size, mtime) is kept next to it.  Prints the output path.
@@ -58,9 +62,11 @@ builtin() {
 		grep -Eq "/${re}\.ko\$" "$MODDIR/modules.builtin"
 }
 
-# Resolve every module with its dependencies, dependencies first.
+# Resolve every module with its dependencies, dependencies first, into the
+# array named by ORDER, each once (seen).
 declare -A seen=()
 order=()
+order_opt=()
 add_module() {
 	local path=$1 dep
 	[ -n "${seen[$path]:-}" ] && return 0
@@ -68,8 +74,10 @@ add_module() {
 	for dep in $(grep -E "^$path:" "$MODDIR/modules.dep" | cut -d: -f2); do
 		add_module "$dep"
 	done
-	order+=("$path")
+	local -n list=$ORDER
+	list+=("$path")
 }
+ORDER=order
 for m in $MODULES; do
 	p=$(modpath "$m")
 	if [ -z "$p" ]; then
@@ -77,6 +85,26 @@ for m in $MODULES; do
 		die "module $m not found in $MODDIR/modules.dep"
 	fi
 	add_module "$p"
+done
+# Optional modules: /modules/opt_NAME lists what NAME needs loaded that
+# the boot has not loaded, in order (empty when built in); a module the
+# kernel lacks gets no list.  Each list stands alone: xfs and btrfs both
+# list libcrc32c.
+declare -A opt_lists=() boot_seen=()
+for p in "${!seen[@]}"; do boot_seen[$p]=1; done
+for m in ${VM_OPT_MODULES-xfs btrfs erofs}; do
+	p=$(modpath "$m")
+	seen=()
+	for q in "${!boot_seen[@]}"; do seen[$q]=1; done
+	opt=()
+	ORDER=opt
+	if [ -n "$p" ]; then
+		add_module "$p"
+	elif ! builtin "$m"; then
+		continue
+	fi
+	opt_lists[$m]="${opt[*]}"
+	order_opt+=("${opt[@]}")
 done
 
 libs_of() {
@@ -86,11 +114,12 @@ files=("$INIT" "$0")
 for b in $BINARIES $EXTRA_BINS; do files+=("$b"); done
 [ -x "$TOOL" ] && files+=("$TOOL")
 [ -f "$EXTMOD" ] && files+=("$EXTMOD")
-for p in "${order[@]}"; do files+=("$MODDIR/$p"); done
+for p in "${order[@]}" "${order_opt[@]}"; do files+=("$MODDIR/$p"); done
 libs=$(for b in $BINARIES $EXTRA_BINS $([ -x "$TOOL" ] && echo "$TOOL"); do libs_of "$b"; done | sort -u)
 for l in $libs; do files+=("$l"); done
 
-sig=$(for f in "${files[@]}"; do stat -L -c '%n %s %Y' "$f"; done; echo "$KVER $MODDIR")
+sig=$(for f in "${files[@]}"; do stat -L -c '%n %s %Y' "$f"; done
+	echo "$KVER $MODDIR ${!opt_lists[*]}")
 sig=$(sha256sum <<<"$sig" | cut -d' ' -f1)
 if [ -f "$OUT" ] && [ "$(cat "$OUT.sig" 2>/dev/null)" = "$sig" ]; then
 	echo "$OUT"
@@ -112,16 +141,24 @@ for l in $libs; do
 	mkdir -p "$root$(dirname "$l")"
 	cp -L "$l" "$root$l"
 done
-: >"$root/modules/load"
-for p in "${order[@]}"; do
-	name=$(basename "$p")
+# put_module PATH LIST: copy $MODDIR/PATH to /modules, uncompressed, and
+# append its file name to LIST.
+put_module() {
+	local name
+	name=$(basename "$1")
 	case $name in
-	*.xz) xz -dc "$MODDIR/$p" >"$root/modules/${name%.xz}"; name=${name%.xz} ;;
-	*.zst) zstd -qdc "$MODDIR/$p" >"$root/modules/${name%.zst}"; name=${name%.zst} ;;
-	*.gz) gzip -dc "$MODDIR/$p" >"$root/modules/${name%.gz}"; name=${name%.gz} ;;
-	*) cp "$MODDIR/$p" "$root/modules/$name" ;;
+	*.xz) xz -dc "$MODDIR/$1" >"$root/modules/${name%.xz}"; name=${name%.xz} ;;
+	*.zst) zstd -qdc "$MODDIR/$1" >"$root/modules/${name%.zst}"; name=${name%.zst} ;;
+	*.gz) gzip -dc "$MODDIR/$1" >"$root/modules/${name%.gz}"; name=${name%.gz} ;;
+	*) cp "$MODDIR/$1" "$root/modules/$name" ;;
 	esac
-	echo "$name" >>"$root/modules/load"
+	echo "$name" >>"$2"
+}
+: >"$root/modules/load"
+for p in "${order[@]}"; do put_module "$p" "$root/modules/load"; done
+for m in "${!opt_lists[@]}"; do
+	: >"$root/modules/opt_$m"
+	for p in ${opt_lists[$m]}; do put_module "$p" "$root/modules/opt_$m"; done
 done
 # Not in the load list: scenarios insert it themselves, to test the result.
 [ -f "$EXTMOD" ] && cp "$EXTMOD" "$root/modules/dm-extverity.ko"

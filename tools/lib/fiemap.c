@@ -104,6 +104,37 @@ const char *ev_fs_probe(int fd, u64 size)
 	return NULL;
 }
 
+/*
+ * The target's logical block size is the data block size, and a
+ * filesystem refuses a device whose logical block is larger than its own
+ * unit of I/O: XFS its sector (with ENOSYS), the others their block.  An
+ * image made with smaller units would format here, where the loop device
+ * has 512-byte sectors, and then fail to mount through extverity.
+ */
+static int check_io_unit(const struct reader *r, const char *type,
+			 const struct statfs *sfs)
+{
+	u8 be[2];
+
+	if (type && !strcmp(type, "xfs") && !ev_pread(r->img_fd, be, 2, 102) &&
+	    (u32)(be[0] << 8 | be[1]) < r->bs) {
+		ev_error("%s: XFS sector size %u is smaller than the data "
+			 "block size %u, so the kernel cannot mount it through "
+			 "extverity; make it with mkfs.xfs -s size=%u",
+			 r->image, be[0] << 8 | be[1], r->bs, r->bs);
+		return EV_EUSAGE;
+	}
+	if ((u64)sfs->f_bsize < r->bs) {
+		ev_error("%s: filesystem block size %llu is smaller than the "
+			 "data block size %u, so the kernel cannot mount it "
+			 "through extverity; use --data-block-size=%llu",
+			 r->image, (unsigned long long)sfs->f_bsize, r->bs,
+			 (unsigned long long)sfs->f_bsize);
+		return EV_EUSAGE;
+	}
+	return 0;
+}
+
 /* Report a failed privileged step; errno is the step's. */
 static int priv_error(const struct reader *r, const char *what)
 {
@@ -623,7 +654,18 @@ int ev_fs_read_fiemap(const char *image, int fd, u64 data_blocks,
 		return err;
 	out->mounted = true;
 	r.root_fd = out->root_fd;
-	if (!fstatfs(r.root_fd, &sfs) && sfs.f_type == BTRFS_SUPER_MAGIC) {
+	if (fstatfs(r.root_fd, &sfs)) {
+		ev_error("cannot stat the filesystem of %s: %s", image,
+			 strerror(errno));
+		ev_fs_free(out);
+		return EV_EIO;
+	}
+	err = check_io_unit(&r, type, &sfs);
+	if (err) {
+		ev_fs_free(out);
+		return err;
+	}
+	if (sfs.f_type == BTRFS_SUPER_MAGIC) {
 		r.btrfs = true;
 		load_btrfs_chunks(&r);
 	}
