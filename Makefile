@@ -7,6 +7,7 @@
 #   make check-debug  the VM tests again on a KASAN/lockdep/kmemleak kernel
 #   make demo       format a sample image, verify it, show a corruption report
 #   make bench      extverity vs dm-verity vs raw in one VM run (bench/results/)
+#   make bench-uml  their CPU cost under User-Mode Linux (bench/uml.sh)
 #   make lint       checkpatch --strict, sparse (C=1) and W=1 on the kernel code
 #   make stress     10 minutes of the VM stress scenario (STRESS_SECONDS)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS (60) each (tests/fuzz)
@@ -46,7 +47,7 @@ KDIR := $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
 endif
 
-.PHONY: all tools module check check-deps demo lint clean bench check-debug
+.PHONY: all tools module check check-deps demo lint clean bench bench-uml check-debug
 all: tools module
 
 tools: tools/extverity
@@ -137,6 +138,10 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 bench: check-deps
 	$(MAKE) all
 	bench/run.sh
+
+bench-uml: check-deps
+	$(MAKE) tools
+	bench/uml.sh
 
 demo: check-deps
 	$(MAKE) all

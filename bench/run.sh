@@ -14,7 +14,6 @@ set -eu
 TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
 export TOPDIR
 cd "$TOPDIR"
-: "${BENCH_BYTES:=300000000}"
 : "${BENCH_RUNTIME:=10}"
 : "${BENCH_ROUNDS:=2}"
 : "${BENCH_HOST_RUNS:=5}"
@@ -24,26 +23,12 @@ for c in fio:fio gnuplot:gnuplot-nox bc:bc; do
 		echo "bench: cannot install ${c#*:}" >&2
 done
 EV=$TOPDIR/tools/extverity
-w=$TOPDIR/build/bench
-sizes=$TOPDIR/../shared/data/debian12-usr-file-sizes.txt.gz
-[ -r "$sizes" ] || sizes=/work/shared/data/debian12-usr-file-sizes.txt.gz
-mkdir -p "$w" bench/results
+. bench/ref.sh
+w=$BENCH_DIR
+mkdir -p bench/results
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-
-# Reference image, kept between runs.
-if [ ! -f "$w/ref.ext4" ] || [ "$(cat "$w/ref.bytes" 2>/dev/null)" != "$BENCH_BYTES" ]; then
-	rm -rf "$w/src" "$w/ref.ext4"
-	echo "bench: building the reference tree ($BENCH_BYTES bytes, /usr file sizes)"
-	python3 bench/mkref.py "$sizes" "$w/src" "$BENCH_BYTES"
-	kb=$(du -sk "$w/src" | cut -f1)
-	mke2fs -q -F -t ext4 -b 4096 -d "$w/src" "$w/ref.ext4" $((kb + kb / 5 + 32768))k
-	echo "$BENCH_BYTES" >"$w/ref.bytes"
-fi
-IMG=$w/ref.ext4
-BLOCKS=$(($(stat -c %s "$IMG") / 4096))
+bench_ref
 SALT=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-FILES=$(find "$w/src" -type f | wc -l)
-FILE_BYTES=$(find "$w/src" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
 
 # Host: format throughput, alternating, medians.
 now() { date +%s.%N; }

@@ -167,6 +167,8 @@ static void extverity_dtr(struct dm_target *ti)
 {
 	struct extverity_target *v = ti->private;
 
+	if (v->spread_wq)
+		destroy_workqueue(v->spread_wq);
 	if (v->wq)
 		destroy_workqueue(v->wq);
 	free_percpu(v->stats);
@@ -249,13 +251,18 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (!v->stats)
 		goto bad;
 	/*
-	 * Per-CPU and high priority, as dm-verity since 6.3: verification
-	 * then runs on the CPU that completed the read, where its data is
-	 * cache-hot; WQ_MEM_RECLAIM because reads may be needed to reclaim.
+	 * Both high priority, as dm-verity since 6.3, and WQ_MEM_RECLAIM
+	 * because reads may be needed to reclaim memory.  wq is per-CPU:
+	 * a bio is verified on the CPU that completed it, where its data is
+	 * cache-hot.  spread_wq is unbound, for the bios that complete while
+	 * others are being verified (extverity_end_io()).
 	 */
 	v->wq = alloc_workqueue("kextverityd", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				num_online_cpus());
-	if (!v->wq) {
+	v->spread_wq = alloc_workqueue("kextverityd_spread",
+				       WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				       num_online_cpus());
+	if (!v->wq || !v->spread_wq) {
 		ti->error = "Cannot allocate workqueue";
 		goto bad;
 	}
@@ -309,6 +316,7 @@ static void extverity_postsuspend(struct dm_target *ti)
 	struct extverity_target *v = ti->private;
 
 	flush_workqueue(v->wq);
+	flush_workqueue(v->spread_wq);
 }
 
 static void emit_ima(struct extverity_target *v, char *result,

@@ -139,7 +139,10 @@ struct extverity_target {
 	u32 nr_trees;
 	unsigned long *verified_blocks;
 
+	/* Verification: see extverity_end_io() for which queue a bio takes. */
 	struct workqueue_struct *wq;
+	struct workqueue_struct *spread_wq;
+	atomic_t verifying;	/* bios queued for verification or in it */
 	struct extverity_stats __percpu *stats;
 	atomic_t uevents;
 	bool corrupted;
