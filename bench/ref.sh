@@ -8,6 +8,7 @@
 #   BENCH_DIR   build/bench
 #   IMG         the image;  BLOCKS  its size in 4 KiB blocks
 #   FILES, FILE_BYTES   the number and total size of its files
+# shellcheck disable=SC2034
 : "${BENCH_BYTES:=300000000}"
 BENCH_DIR=$TOPDIR/build/bench
 

@@ -33,7 +33,7 @@ SALT=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 # Host: format throughput, alternating, medians.
 now() { date +%s.%N; }
 : >"$w/host.txt"
-for i in $(seq "$BENCH_HOST_RUNS"); do
+for _ in $(seq "$BENCH_HOST_RUNS"); do
 	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
 	cat "$IMG" >/dev/null
 	t0=$(now); "$EV" format --salt="$SALT" "$IMG" "$w/ehash" >"$w/eformat.out"; t1=$(now)

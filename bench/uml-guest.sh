@@ -1,11 +1,11 @@
 #!/bin/busybox sh
+# shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the User-Mode Linux bench (bench/uml.sh).  /dev/ubdb is the
 # reference image, /dev/ubdc its veritysetup hash device, /dev/ubdd its
 # extverity hash area; /params has LEN, VTABLE_ARGS, ETABLE, ROUNDS.
 # Prints "EVT-UML TEST KIND ROUND CENTISECONDS" lines; the host computes.
-/bin/busybox --install -s /bin
 export PATH=/bin:/sbin DM_DISABLE_UDEV=1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

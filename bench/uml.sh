@@ -45,6 +45,10 @@ root=$w/root
 rm -rf "$root"
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,mnt}
 cp /bin/busybox "$root/bin/"
+# The root is read-only in the guest: the applet links are made here.
+for a in $(/bin/busybox --list); do
+	[ -e "$root/bin/$a" ] || ln -s busybox "$root/bin/$a"
+done
 cp /usr/sbin/dmsetup "$root/sbin/"
 for l in $(ldd /usr/sbin/dmsetup | grep -Eo '/[^ ]+'); do
 	mkdir -p "$root$(dirname "$l")"

@@ -12,7 +12,7 @@
 # kernel  unpack the tarball once into build/uml-kernel/linux (its own
 #         copy), `make ARCH=um defconfig` plus the options below, optimised
 #         for speed and without debug info; leaves build/uml-kernel/linux-um.
-#         Nothing is done when the tarball and this script are unchanged.
+#         Nothing is done when the tarball and the options are unchanged.
 # module  dm-extverity.ko for it, from a copy of the sources in
 #         build/uml-module (leaves build/uml-module/drivers/md/dm-extverity.ko)
 #
@@ -39,7 +39,8 @@ die() { echo "uml-kernel: $*" >&2; exit 1; }
 log() { echo "uml-kernel: $*" >&2; }
 
 signature() {
-	{ stat -L -c '%n %s %Y' "$SRC_TAR"; cat "$0"; } | sha256sum | cut -d' ' -f1
+	{ stat -L -c '%n %s %Y' "$SRC_TAR"; echo $ENABLE / $DISABLE; } |
+		sha256sum | cut -d' ' -f1
 }
 
 build_kernel() {
@@ -59,7 +60,7 @@ build_kernel() {
 	fi
 	start=$(date +%s)
 	"${M[@]}" defconfig
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2046
 	"$TREE/scripts/config" --file "$TREE/.config" \
 		$(printf -- '-e %s ' $ENABLE) $(printf -- '-d %s ' $DISABLE)
 	"${M[@]}" olddefconfig
