@@ -11,12 +11,15 @@
 #   make lint       checkpatch --strict, sparse (C=1) and W=1 on the kernel code
 #   make stress     10 minutes of the VM stress scenario (STRESS_SECONDS)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS (60) each (tests/fuzz)
-#   make kernel-patch  build/extverity-linux-6.1.patch: the target in tree,
+#   make kernel-patch  build/extverity-linux-{6.1,6.12}.patch: the target in tree,
 #                   built in, usable from dm-mod.create= (docs/kernel-patch.md)
 #   make clean
 #
-# KDIR selects the kernel build tree (default: the running kernel's, else the
-# newest installed Debian headers).  V=1 shows the commands.
+# KVER= selects a kernel Debian ships (6.1, 6.12 or 7.3, or a release of
+# one; scripts/kernels.sh): `make KVER=7.3` builds the module for it, `make
+# demo KVER=6.1` and `make bench KVER=6.12` boot it.  KDIR selects a kernel
+# build tree directly (default: the running kernel's, else the newest
+# installed Debian headers).  V=1 shows the commands.
 
 VERSION := 1.0.0
 
@@ -41,10 +44,15 @@ else
 Q := @
 endif
 
-# Kernel build tree.
-ifeq ($(origin KDIR), undefined)
+# Kernel build tree, and what building against it needs (KMAKEFLAGS: 7.3's
+# headers are built by Debian 13's compiler; scripts/kernel-7.3.sh).
+ifneq ($(KVER),)
+KDIR = $(shell scripts/kernels.sh kdir $(KVER))
+KMAKEFLAGS = $(shell scripts/kernels.sh get $(KVER) KMAKEFLAGS)
+KERNEL_RUN := scripts/kernels.sh run $(KVER)
+else ifeq ($(origin KDIR), undefined)
 KDIR := $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
-	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
+	$(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1))
 endif
 
 .PHONY: all tools module check check-deps demo lint clean bench bench-uml check-debug
@@ -71,8 +79,9 @@ build/asan/%.o: %.c $(TOOL_HDRS)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -O1 $(SANITIZE) -c -o $@ $<
 
 module:
-	@if [ -z "$(KDIR)" ]; then echo "no kernel headers found: set KDIR=" >&2; exit 1; fi
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(if $(KVER),$(Q)scripts/kernels.sh prepare $(KVER))
+	@if [ -z "$(KDIR)" ]; then echo "no kernel headers found: set KDIR= or KVER=" >&2; exit 1; fi
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKEFLAGS) modules
 
 check-deps:
 	$(Q)scripts/install-deps.sh
@@ -137,7 +146,7 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 # Not part of check: ratios against dm-verity and raw, see bench/run.sh.
 bench: check-deps
 	$(MAKE) all
-	bench/run.sh
+	$(KERNEL_RUN) bench/run.sh
 
 bench-uml: check-deps
 	$(MAKE) tools
@@ -145,20 +154,22 @@ bench-uml: check-deps
 
 demo: check-deps
 	$(MAKE) all
-	scripts/demo.sh
+	$(KERNEL_RUN) scripts/demo.sh
 
 clean:
 	rm -rf build tools/extverity
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 
+# Every kernel (scripts/lint.sh); `make lint KDIR=...` only that tree.
 lint:
-	$(Q)KDIR=$(KDIR) scripts/lint.sh
+	$(Q)$(if $(filter command line,$(origin KDIR)),KDIR=$(KDIR)) scripts/lint.sh
 
 # The in-tree drop-in for Debian's linux-source-6.1, checked to apply and to
 # pass the tree's checkpatch.pl (docs/kernel-patch.md).
 .PHONY: kernel-patch
 kernel-patch:
-	scripts/kernel-patch.sh
+	scripts/kernel-patch.sh 6.1
+	scripts/kernel-patch.sh 6.12
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the tool, its man page and
 # bash completion, and the initramfs-tools hook and local-top script for a

@@ -96,7 +96,7 @@ check_config() {
 build_kernel() {
 	[ -r "$SRC_TAR" ] || die "no $SRC_TAR (apt-get install linux-source-6.1)"
 	mkdir -p "$OUT"
-	"$TOPDIR/scripts/kernel-patch.sh" "$PATCH"
+	"$TOPDIR/scripts/kernel-patch.sh" 6.1 "$PATCH"
 	local sig
 	sig=$(signature)
 	if [ -f "$OUT/bzImage" ] && [ -f "$OUT/kernelrelease" ] &&

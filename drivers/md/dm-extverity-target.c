@@ -120,12 +120,12 @@ static int parse_fixed_args(struct extverity_target *v, char **argv,
 		*error = "Invalid version";
 		return -EINVAL;
 	}
-	err = dm_get_device(ti, argv[1], FMODE_READ, &v->data_dev);
+	err = dm_get_device(ti, argv[1], BLK_OPEN_READ, &v->data_dev);
 	if (err) {
 		*error = "Data device lookup failed";
 		return err;
 	}
-	err = dm_get_device(ti, argv[2], FMODE_READ, &v->hash_dev);
+	err = dm_get_device(ti, argv[2], BLK_OPEN_READ, &v->hash_dev);
 	if (err) {
 		*error = "Hash device lookup failed";
 		return err;
@@ -208,7 +208,7 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Not enough arguments";
 		goto bad;
 	}
-	if (dm_table_get_mode(ti->table) & FMODE_WRITE) {
+	if (dm_table_get_mode(ti->table) & BLK_OPEN_WRITE) {
 		ti->error = "Device must be readonly";
 		goto bad;
 	}
@@ -257,7 +257,8 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	 * cache-hot.  spread_wq is unbound, for the bios that complete while
 	 * others are being verified (extverity_end_io()).
 	 */
-	v->wq = alloc_workqueue("kextverityd", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+	v->wq = alloc_workqueue("kextverityd",
+				WQ_PERCPU | WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				num_online_cpus());
 	v->spread_wq = alloc_workqueue("kextverityd_spread",
 				       WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM,
@@ -408,7 +409,8 @@ static void extverity_io_hints(struct dm_target *ti,
 		limits->logical_block_size = v->p.block_size;
 	if (limits->physical_block_size < v->p.block_size)
 		limits->physical_block_size = v->p.block_size;
-	blk_limits_io_min(limits, limits->logical_block_size);
+	limits->io_min = max(limits->logical_block_size,
+			     limits->physical_block_size);
 }
 
 static struct target_type extverity_target = {

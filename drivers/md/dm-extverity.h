@@ -22,6 +22,7 @@
 #include <linux/workqueue.h>
 #include <crypto/hash.h>
 
+#include "dm-extverity-compat.h"
 #include "dm-extverity-format.h"
 
 #define DM_MSG_PREFIX			"extverity"

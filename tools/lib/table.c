@@ -210,8 +210,9 @@ int ev_table_parse(const char *params, struct ev_table_line *t)
 	    strlen(w[4]) >= sizeof(t->alg) || strlen(w[5]) >= sizeof(t->root) ||
 	    strlen(w[5]) % 2 || !is_hex(w[5]))
 		goto out;
-	strcpy(t->alg, w[4]);
-	strcpy(t->root, w[5]);
+	/* Both lengths checked above. */
+	snprintf(t->alg, sizeof(t->alg), "%s", w[4]);
+	snprintf(t->root, sizeof(t->root), "%s", w[5]);
 	if (n > 6 && (ev_parse_u64(w[6], &v) || v != (u64)n - 7 || !v))
 		goto out;
 	for (i = 7; i < n; i++) {

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-extverity: the out-of-tree build's bridge to older kernels.
+ *
+ * The target is written against the newest kernel Debian ships (7.3): its
+ * names for block device open modes, its <linux/hex.h>, its explicit
+ * per-CPU workqueues.  This header, and nothing else, lets the same code
+ * build on the older kernels still in use (6.1, 6.12).  It is the only
+ * place kernel differences may be handled; function bodies never do.
+ *
+ * In a kernel tree there is nothing to bridge: scripts/kernel-patch.sh
+ * drops this header and rewrites its few names for the tree it patches, so
+ * the in-tree patch carries no compatibility code.  Every entry below must
+ * therefore be a plain rename or an include, which that script knows how
+ * to resolve; keep it so.
+ */
+#ifndef DM_EXTVERITY_COMPAT_H
+#define DM_EXTVERITY_COMPAT_H
+
+#include <linux/blkdev.h>
+#include <linux/workqueue.h>
+
+/*
+ * Features are tested, not version numbers: stable kernels receive
+ * backports (6.12.y has WQ_PERCPU).  What the preprocessor cannot see,
+ * drivers/md/Kbuild asks of the headers and passes as EXTVERITY_HAVE_*.
+ */
+
+/* 6.5 made the open mode a blk_mode_t with its own flags. */
+#ifndef BLK_OPEN_READ
+#define BLK_OPEN_READ	FMODE_READ
+#define BLK_OPEN_WRITE	FMODE_WRITE
+#endif
+
+/*
+ * hex2bin() and bin2hex() live in <linux/hex.h>, which 7.x no longer
+ * reaches through <linux/kernel.h>.  6.1 has no such header and declares
+ * them in <linux/kernel.h>.
+ */
+#ifdef EXTVERITY_HAVE_LINUX_HEX_H
+#include <linux/hex.h>
+#endif
+
+/*
+ * Workqueues are to become unbound by default: since 6.17 a per-CPU one
+ * says so with WQ_PERCPU, and 7.x warns when neither flag is given.
+ * Before, per-CPU was the default and the flag did not exist.
+ */
+#ifndef EXTVERITY_HAVE_WQ_PERCPU
+#define WQ_PERCPU	0
+#endif
+
+#endif /* DM_EXTVERITY_COMPAT_H */
