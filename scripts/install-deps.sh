@@ -16,6 +16,20 @@ pkgs=(
 	openssl file clang libclang-rt-14-dev
 	initramfs-tools zstd
 )
+# Linux 6.12, Debian 12's point-release kernel: its packages carry the ABI
+# in their names, so take the newest the archive offers unless one is
+# installed (scripts/kernels.sh uses the newest installed).  linux-source-6.12
+# is the debug kernel's source (scripts/debug-kernel.sh).
+pkgs+=(linux-source-6.12)
+if ! ls -d /usr/src/linux-headers-6.12.*-cloud-amd64 >/dev/null 2>&1 ||
+	! ls /boot/vmlinuz-6.12.*-cloud-amd64 >/dev/null 2>&1; then
+	[ "$(id -u)" -eq 0 ] && apt-get update -qq
+	abi=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$' |
+		sed -E 's/^linux-image-(6\.12\.[0-9]+\+deb12)-cloud-amd64 .*/\1/' |
+		sort -V | tail -n 1)
+	[ -n "$abi" ] || { echo "install-deps: no 6.12 cloud kernel in the archive" >&2; exit 1; }
+	pkgs+=("linux-image-$abi-cloud-amd64" "linux-headers-$abi-cloud-amd64")
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
