@@ -7,7 +7,8 @@
 #
 #   scripts/debug-kernel.sh [kernel|module|all|env]      (default: all)
 #
-# kernel  Linux 6.1 from Debian's /usr/src/linux-source-6.1.tar.xz, unpacked
+# kernel  Linux 6.12 (the LTS Debian 12 and 13 share) from Debian's
+#         /usr/src/linux-source-6.12.tar.xz (LINUX_SOURCE_TAR= another), unpacked
 #         once into build/debug-kernel/linux, configured as `make tinyconfig`
 #         plus scripts/debug-kernel.config (KASAN, lockdep, kmemleak, ...).
 #         Leaves build/debug-kernel/bzImage, the modules installed under
@@ -25,7 +26,9 @@
 # JOBS (default: nproc) sets make -j.
 set -euo pipefail
 TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
-SRC_TAR=${LINUX_SOURCE_TAR:-/usr/src/linux-source-6.1.tar.xz}
+SRC_TAR=${LINUX_SOURCE_TAR:-/usr/src/linux-source-6.12.tar.xz}
+# The directory the tarball unpacks to: linux-source-6.12.
+SRC_DIR=$(basename "$SRC_TAR" .tar.xz)
 FRAG=$TOPDIR/scripts/debug-kernel.config
 # The test CA the kernel trusts (tests/vm/t-vm-sig.sh), at the path the
 # fragment's CONFIG_SYSTEM_TRUSTED_KEYS names, relative to the tree.
@@ -57,10 +60,10 @@ unpack() {
 	[ -f "$TREE/.evt-source" ] && have=$(cat "$TREE/.evt-source")
 	[ -f "$TREE/Makefile" ] && [ "$have" = "$want" ] && return 0
 	log "unpacking $SRC_TAR"
-	rm -rf "$TREE" "$OUT/linux-source-6.1"
+	rm -rf "$TREE" "${OUT:?}/$SRC_DIR"
 	mkdir -p "$OUT"
 	tar -xf "$SRC_TAR" -C "$OUT"
-	mv "$OUT/linux-source-6.1" "$TREE"
+	mv "$OUT/$SRC_DIR" "$TREE"
 	echo "$want" >"$TREE/.evt-source"
 }
 
@@ -98,7 +101,7 @@ modroot_complete() {
 }
 
 build_kernel() {
-	[ -r "$SRC_TAR" ] || die "no $SRC_TAR (apt-get install linux-source-6.1)"
+	[ -r "$SRC_TAR" ] || die "no $SRC_TAR (apt-get install $SRC_DIR)"
 	local sig
 	sig=$(signature)
 	if [ -f "$OUT/bzImage" ] && [ -f "$OUT/kernelrelease" ] && [ -f "$OUT/config" ] &&

@@ -106,9 +106,13 @@ fi
 if ! has WQ_PERCPU include/linux/workqueue.h; then
 	sed -i 's/\bWQ_PERCPU | //g' "${src[@]}"
 fi
-for name in BLK_OPEN_READ BLK_OPEN_WRITE WQ_PERCPU LINUX_VERSION_CODE dm-extverity-compat; do
+if ! has kmalloc_obj include/linux/slab.h; then
+	sed -i 's/\bk\([mz]\)alloc_obj(\([^,]*\), /k\1alloc(sizeof(\2), /g' "${src[@]}"
+fi
+for name in BLK_OPEN_READ BLK_OPEN_WRITE WQ_PERCPU kmalloc_obj kzalloc_obj \
+	LINUX_VERSION_CODE dm-extverity-compat; do
 	! grep -qw -- "$name" "${src[@]}" || has "$name" include/linux/blkdev.h ||
-		has "$name" include/linux/workqueue.h ||
+		has "$name" include/linux/workqueue.h || has "$name" include/linux/slab.h ||
 		die "$name left in the staged sources; teach this script to resolve it"
 done
 

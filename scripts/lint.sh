@@ -78,7 +78,8 @@ run_kbuild() {
 	if ! make -C "$kdir" M="$top/$dir" W=1 C=1 "$@" modules >"$log" 2>&1; then
 		cat "$log"
 		status=1
-	elif grep -E 'warning:|error:' "$log"; then
+	# Not ours: 7.3's headers were made with a newer pahole than Debian 12's.
+	elif grep -E 'warning:|error:' "$log" | grep -v 'pahole version differs'; then
 		status=1
 	fi
 }

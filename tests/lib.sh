@@ -21,7 +21,8 @@ export TOPDIR RESULTS EXTVERITY EXTVERITY_RELEASE MODULE WORKDIR
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-_test_name=$(basename "$0" .sh)
+# tests/run sets TEST_LABEL to the kernel series of a VM test run on one.
+_test_name=${TEST_LABEL:+$TEST_LABEL/}$(basename "$0" .sh)
 
 pass() {
 	echo "PASS $_test_name: $*" >>"$RESULTS"

@@ -249,7 +249,7 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 	const char *why;
 	int err;
 
-	sb = kmalloc(sizeof(*sb), GFP_KERNEL);
+	sb = kmalloc_obj(*sb, GFP_KERNEL);
 	if (!sb) {
 		*error = "Cannot allocate memory";
 		return -ENOMEM;

@@ -195,7 +195,7 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	struct extverity_target *v;
 	int err;
 
-	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	v = kzalloc_obj(*v, GFP_KERNEL);
 	if (!v) {
 		ti->error = "Cannot allocate the target";
 		return -ENOMEM;

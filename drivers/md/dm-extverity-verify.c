@@ -309,8 +309,8 @@ void extverity_submit_prefetch(struct extverity_target *v, u64 block,
 	}
 	if (!n_blocks)
 		return;
-	pw = kmalloc(sizeof(*pw), GFP_NOIO | __GFP_NORETRY | __GFP_NOMEMALLOC |
-		     __GFP_NOWARN);
+	/* A prefetch is a hint: never dip into reserves or retry for it. */
+	pw = kmalloc_obj(*pw, EXTVERITY_GFP_HINT);
 	if (!pw)
 		return;
 	INIT_WORK(&pw->work, prefetch_work);

@@ -27,6 +27,10 @@
 
 #define DM_MSG_PREFIX			"extverity"
 
+/* Allocations that only speed things up (prefetch): fail fast, quietly. */
+#define EXTVERITY_GFP_HINT	(GFP_NOIO | __GFP_NORETRY | __GFP_NOMEMALLOC | \
+				 __GFP_NOWARN)
+
 /* Table line options, one bit each; see extverity_opts[]. */
 #define EXTVERITY_OPT_IGNORE_CORRUPTION		BIT(0)
 #define EXTVERITY_OPT_RESTART_ON_CORRUPTION	BIT(1)

@@ -31,10 +31,13 @@ OUT=${1:-$TOPDIR/build/vm/initramfs.cpio.gz}
 : "${KVER:=$(ls "$VM_MODROOT/lib/modules" | sort -V | tail -n 1)}"
 MODDIR=$VM_MODROOT/lib/modules/$KVER
 
-# Loaded by /init in this order (dependencies are added in front).
+# Loaded by /init in this order (dependencies are added in front).  A|B:
+# the first of A, B the kernel has, as a module or built in (7.3 has
+# SHA-256 in its library, built in, where 6.x has sha256-ssse3; its
+# sha512_generic is called sha512).
 MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
 	virtio_pci virtio_blk dm-mod dm-bufio reed_solomon dm-verity dm-flakey loop
-	sha256-ssse3 sha512_generic"
+	sha256-ssse3|sha256 sha512_generic|sha512"
 BINARIES="/bin/busybox /usr/sbin/dmsetup"
 # Optional: put in /sbin when installed (lvm for tests/vm/scenarios/cli.sh).
 EXTRA_BINS=""
@@ -78,12 +81,15 @@ add_module() {
 	list+=("$path")
 }
 ORDER=order
-for m in $MODULES; do
-	p=$(modpath "$m")
-	if [ -z "$p" ]; then
-		builtin "$m" && continue
-		die "module $m not found in $MODDIR/modules.dep"
-	fi
+for alts in $MODULES; do
+	p='' found=''
+	for m in ${alts//|/ }; do
+		p=$(modpath "$m")
+		[ -n "$p" ] && break
+		builtin "$m" && { found=builtin; break; }
+	done
+	[ -n "$found" ] && continue
+	[ -n "$p" ] || die "module ${alts//|/ or } not found in $MODDIR/modules.dep"
 	add_module "$p"
 done
 # Optional modules: /modules/opt_NAME lists what NAME needs loaded that
