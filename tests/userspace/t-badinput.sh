@@ -13,11 +13,13 @@ msg="^(extverity: |ERROR: )"
 refuse() {
 	local name=$1 rc=$2
 	shift 2
+	local before
 	rm -f "$W/out"
-	find "$W" -maxdepth 1 | sort >"$W/.before"
+	# In a variable, not a file in $W: find would race with its creation.
+	before=$(find "$W" -maxdepth 1 | sort)
 	check_err "$name" "$rc" "$msg" "$E" format "$@"
 	if [ -e "$W/out" ]; then fail "$name: left $W/out behind"; fi
-	if ! find "$W" -maxdepth 1 | sort | cmp -s - "$W/.before"; then
+	if [ "$(find "$W" -maxdepth 1 | sort)" != "$before" ]; then
 		fail "$name: left a file behind"
 	fi
 }

@@ -48,7 +48,8 @@ ratio "20k small files" "$W/many.ext4"
 "$EXTVERITY" format --salt=- "$W/many.ext4" "$W/h" >/dev/null 2>&1
 "$EXTVERITY" dump --files "$W/h" >"$W/got"
 oracle "$W/many" sha256 4096 | sed 's| /| /|' >"$W/want"
-if cmp -s "$W/got" "$W/want"; then
-	pass "20k small files: all digests equal fsverity's"
+# Two empty listings are equal too: both must hold every file.
+if [ "$(wc -l <"$W/want")" -ge 20000 ] && cmp -s "$W/got" "$W/want"; then
+	pass "20k small files: all $(wc -l <"$W/got") digests equal fsverity's"
 else fail "20k small files: digests differ: $(diff "$W/want" "$W/got" | head -3)"; fi
 finish

@@ -8,7 +8,7 @@
 #   gfail NAME WHY...     record "FAIL NAME: WHY"
 #   gcheck NAME CMD...    pass when CMD exits 0
 #   gcheck_fails NAME CMD...  pass when CMD exits non-zero
-#   dmesg_mark            remember the kernel log position
+#   dmesg_mark            write a mark into the kernel log
 #   dmesg_new             the kernel log lines since the last dmesg_mark
 #   uevent_start FILE / uevent_stop   record kernel uevents to FILE
 #   ext_insmod            insert /modules/dm-extverity.ko (once)
@@ -51,12 +51,23 @@ gcheck_fails() {
 	fi
 }
 
+# A mark is a line of our own in the kernel log, not a line count: once the
+# ring buffer wraps, a count points at the wrong line and a "no message"
+# check passes on nothing.  When the mark itself has been overwritten, the
+# lines since are unknown: dmesg_new then prints a line that every check
+# for or against a corruption report trips over.
 dmesg_mark() {
-	_dmesg_lines=$(dmesg | wc -l)
+	_dmesg_n=$((${_dmesg_n:-0} + 1))
+	_dmesg_mark="evt-dmesg-mark $_dmesg_n"
+	echo "$_dmesg_mark" >/dev/kmsg
 }
 
 dmesg_new() {
-	dmesg | tail -n +$((${_dmesg_lines:-0} + 1))
+	dmesg | awk -v m="${_dmesg_mark:-}" '
+		m == "" || found { print; next }
+		substr($0, length($0) - length(m) + 1) == m { found = 1 }
+		END { if (m != "" && !found)
+			print "extverity corrupted: EVT-DMESG-WRAPPED: the mark \"" m "\" left the kernel log; the lines since are unknown" }'
 }
 
 # busybox uevent runs a helper per event with the event in its environment.

@@ -139,6 +139,23 @@ if [[ " $VM_ONLY " == *" matrix "* ]]; then
 	run_vm --name=matrix --timeout=600 --ctl="$w/ctl" \
 		"$TOPDIR/tests/vm/scenarios/corrupt.sh" "${disks[@]}"
 	vm_report matrix
+	# Every line of the plan has its result: a position the guest skipped
+	# or never reached fails here instead of going unnoticed.
+	res=$VM_OUTDIR/boot-matrix/results
+	planned=0 missing=()
+	for n in c4 c1; do
+		while read -r id cls _; do
+			planned=$((planned + 1))
+			r=matrix-$n-$id-$cls
+			grep -qxF "PASS $r" "$res" 2>/dev/null || grep -qF "FAIL $r: " "$res" 2>/dev/null ||
+				missing+=("$r")
+		done <"$w/ctl/$n.pos"
+	done
+	if [ "$planned" -gt 0 ] && [ ${#missing[@]} -eq 0 ]; then
+		pass "matrix/every planned position has a result ($planned)"
+	else
+		fail "matrix/${#missing[@]} of $planned planned positions have no result: ${missing[*]:0:5}"
+	fi
 	echo "  positions per class: $(awk '{printf "%s%s %s", sep, $1, $2; sep = ", "}' "$w/classes")"
 	grep '^matrix ' "$VM_OUTDIR/boot-matrix/output" 2>/dev/null | sed 's/^/  /'
 fi
@@ -171,12 +188,21 @@ for boot in restart-hash-error panic-hash-error; do
 	else
 		fail "$boot/console has no '$re' line"
 	fi
-	# The hash device's error, not a corruption, took it down.
-	if grep -q 'extverity.*cannot verify block: error -5' "$VM_OUTDIR/boot-$boot/console.log" &&
-		! grep -q 'extverity.*corrupted' "$VM_OUTDIR/boot-$boot/console.log"; then
-		pass "$boot/console shows the hash device I/O error"
+	# The hash device's error, not a corruption, took it down, in this
+	# order: the intact read passed, the read began, the error was
+	# reported, the guest went down for that reason.
+	con=$VM_OUTDIR/boot-$boot/console.log
+	at() { grep -n -m1 -E "$1" "$con" | cut -d: -f1; }
+	n_ok=$(at 'EVT-RESULT PASS intact-block-reads')
+	n_read=$(at "EVT-READING-BAD-BLOCK $ioe_data_block\$")
+	n_report=$(at 'extverity: [0-9:]+: cannot verify block: error -5')
+	n_down=$(at "($re).*dm-extverity device has I/O error")
+	if [ -n "$n_ok" ] && [ -n "$n_read" ] && [ -n "$n_report" ] && [ -n "$n_down" ] &&
+		[ "$n_ok" -lt "$n_read" ] && [ "$n_read" -lt "$n_report" ] &&
+		[ "$n_report" -lt "$n_down" ] && ! grep -q 'extverity.*corrupted' "$con"; then
+		pass "$boot/console: intact read, then the read, the hash device error, then the $mode"
 	else
-		fail "$boot/console: no 'cannot verify block: error -5' line (or a corruption)"
+		fail "$boot/console order: intact read at line ${n_ok:-none}, read ${n_read:-none}, error -5 ${n_report:-none}, $mode ${n_down:-none} (or a corruption); see $con"
 	fi
 done
 echo "  (VM boots took $(($(date +%s) - t0)) s)"

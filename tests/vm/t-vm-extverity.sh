@@ -263,11 +263,28 @@ for boot in restart panic restart-error panic-error; do
 	restart) re='Restarting system' ;;
 	panic) re='Kernel panic - not syncing' ;;
 	esac
-	line=$(grep -m1 -E "$re" "$VM_OUTDIR/boot-$boot/console.log" || true)
-	if [ -n "$line" ]; then
-		pass "$boot/console shows: ${line#*] }"
+	# ... and that block caused it, in this order on the console: the
+	# intact reads passed, the bad read began, the target reported block
+	# $DPHYS, the guest went down for that reason.  Not the line vm_judge
+	# used to decide the outcome: the reason must be extverity's.
+	case $kind in
+	corruption) report="extverity: [0-9:]+: data block $DPHYS: corrupted, file inode"
+		reason='dm-extverity device corrupted' ;;
+	error) report='extverity: [0-9:]+: data device I/O error'
+		reason='dm-extverity device has I/O error' ;;
+	esac
+	con=$VM_OUTDIR/boot-$boot/console.log
+	at() { grep -n -m1 -E "$1" "$con" | cut -d: -f1; }
+	n_ok=$(at 'EVT-RESULT PASS intact-blocks-around-reads')
+	n_read=$(at "EVT-READING-BAD-BLOCK $DPHYS\$")
+	n_report=$(at "$report")
+	n_down=$(at "($re).*$reason")
+	if [ -n "$n_ok" ] && [ -n "$n_read" ] && [ -n "$n_report" ] && [ -n "$n_down" ] &&
+		[ "$n_ok" -lt "$n_read" ] && [ "$n_read" -lt "$n_report" ] &&
+		[ "$n_report" -lt "$n_down" ]; then
+		pass "$boot/console: intact reads, then the read of block $DPHYS, its report, then '$reason'"
 	else
-		fail "$boot/console has no '$re' line"
+		fail "$boot/console order: intact reads at line ${n_ok:-none}, bad read ${n_read:-none}, report ${n_report:-none}, $mode for '$reason' ${n_down:-none}; see $con"
 	fi
 done
 echo "  (VM boots took $(($(date +%s) - t0)) s)"

@@ -48,6 +48,21 @@ printf '%s\n' '. /ctl/guest-lib.sh' 'gpass before-restart' 'reboot -f' >"$w/rest
 run_vm --name=restart --expect=restart --timeout=60 "$w/restart.sh"
 vm_report restart restart
 
+# A scenario that dies after a check must fail its boot, however clean the
+# power-off: a shell error ends it early, and /init's exit status says so.
+printf '%s\n' '. /ctl/guest-lib.sh' 'gpass before-dying' 'no_such_command_here' \
+	'exit 7' 'gpass never-reached' >"$w/dies.sh"
+run_vm --name=dies --timeout=60 "$w/dies.sh"
+dies_results=$WORKDIR/dies.results
+(RESULTS=$dies_results; _test_name=dies; vm_report dies) >/dev/null 2>&1
+if grep -q "^FAIL dies: dies/scenario did not complete: exit '7'" "$dies_results" &&
+	grep -q '^PASS dies: dies/before-dying' "$dies_results" &&
+	! grep -q never-reached "$dies_results"; then
+	pass "dies/a scenario that exits 7 after one check fails its boot"
+else
+	fail "dies/the dying scenario was not failed: $(tr '\n' '|' <"$dies_results")"
+fi
+
 # The debug kernel: a KASAN report and a leak must each fail a boot.  The
 # kernel's own test modules make both (kasan_test_module: out-of-bounds
 # copy_to/from_user, use after free; kmemleak-test: objects it never frees).

@@ -134,7 +134,7 @@ run_vm() {
 	dd if="$out/ctl.img" bs=1M skip="$mib" status=none |
 		tar -xf - -C "$out/res" 2>/dev/null || true
 	local f
-	for f in results output dmesg; do
+	for f in results output dmesg exit; do
 		[ -f "$out/res/$f" ] && mv "$out/res/$f" "$out/$f"
 	done
 	vm_judge "$out" "$rc" "$expect"
@@ -223,6 +223,17 @@ vm_report() {
 		fail "$name/kernel-log: $(head -n 3 "$out/problems" | tr '\n' '|')"
 	else
 		pass "$name/kernel-log clean"
+	fi
+	# A powered-off boot ran its scenario to the end: /init wrote its exit
+	# status after it (restart and panic boots end inside it).
+	if [ "$expect" = poweroff ] && [ -f "$out/ctl.img" ]; then
+		local rc
+		rc=$(cat "$out/exit" 2>/dev/null || sed -n 's/^EVT-END exit=//p' "$out/console.log" | tail -n 1)
+		if [ "$rc" = 0 ]; then
+			pass "$name/scenario-completed (exit 0)"
+		else
+			fail "$name/scenario did not complete: exit '${rc:-none}'; see $out/output"
+		fi
 	fi
 	[ -f "$out/results" ] || return 0
 	while IFS= read -r line; do

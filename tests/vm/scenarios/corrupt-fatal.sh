@@ -28,9 +28,14 @@ if ! dmsetup create --noudevsync --readonly evf \
 	exit 0
 fi
 dmsetup mknodes evf
+# Intact reads first: a target that went down on any read must not pass.
 gcheck intact-block-reads dd if=/dev/mapper/evf of=/dev/null bs=4096 count=1 iflag=direct
-gpass reading-block-with-unreadable-hash
+# Not a result: the host finds it on the console before the report and
+# the restart or panic (through the kernel log, which orders it with them;
+# after a pause, so that tee has put the results above on the console).
 sync
+sleep 1
+echo "EVT-READING-BAD-BLOCK $IOE_DATA_BLOCK" >/dev/kmsg
 dd if=/dev/mapper/evf of=/dev/null bs=4096 skip="$IOE_DATA_BLOCK" count=1 iflag=direct
 sleep 5
 gfail "$MODE" "still running 5 s after reading block $IOE_DATA_BLOCK"

@@ -36,9 +36,17 @@ if ! dmsetup create --noudevsync --readonly evf --table "$line" >/tmp/c.out 2>&1
 	exit 0
 fi
 dmsetup mknodes evf
+# Intact reads first: a target that went down on any read must not pass.
 gcheck intact-block-reads dd if=/dev/mapper/evf of=/dev/null bs="$BS" count=1 iflag=direct
-gpass reading-bad-block
+gcheck intact-blocks-around-reads sh -c "dd if=/dev/mapper/evf of=/dev/null bs=$BS skip=$((DPHYS - 1)) count=1 iflag=direct &&
+	dd if=/dev/mapper/evf of=/dev/null bs=$BS skip=$((DPHYS + 1)) count=1 iflag=direct"
+# Not a result: the host finds this line on the console before the report
+# of block $DPHYS and the restart or panic it caused.  Through the kernel
+# log, which orders it with that report; after a pause, so that tee has
+# put the results above on the console first.
 sync
+sleep 1
+echo "EVT-READING-BAD-BLOCK $DPHYS" >/dev/kmsg
 dd if=/dev/mapper/evf of=/dev/null bs="$BS" skip="$DPHYS" count=1 iflag=direct
 sleep 5
 gfail "$MODE" "still running 5 s after reading block $DPHYS"
