@@ -134,6 +134,11 @@ if [ "$SHARE_INODE" -gt 0 ]; then
 fi
 # Manifest: a byte of the EXTENTS section.
 read -r EXT_OFF _ < <("$TOPDIR/tests/vm/evtloc.py" "$w/hash" section EXTENTS)
+# Empty, the flip would land in the superblock and prove something else.
+if ! [ "${EXT_OFF:-0}" -gt 0 ] 2>/dev/null; then
+	fail "no EXTENTS section offset from evtloc.py ('$EXT_OFF')"
+	finish
+fi
 cp "$w/hash" "$w/hash.ext"
 flip "$w/hash.ext" $((EXT_OFF + 40))
 
