@@ -146,6 +146,13 @@ if create evd "$D_DATA" "$D_HASH" >/tmp/c.out 2>&1; then
 	else
 		gfail s2-uevent "no change uevent with DM_ variables: $(head -c 300 /tmp/uevents | tr '\n' ' ')"
 	fi
+	# The uevent names the block, the file and the offset (block 2 of the
+	# file: byte 2 * BS), as the log line does.
+	for kv in "DM_EXTVERITY_ERR_BLOCK_NR=$DPHYS" "DM_EXTVERITY_ERR_INODE=$DINO" \
+		"DM_EXTVERITY_ERR_OFFSET=$((2 * BS))"; do
+		if grep -qx "$kv" /tmp/uevents; then gpass "s2-uevent-${kv%%=*}"
+		else gfail "s2-uevent-${kv%%=*}" "no $kv in the uevents"; fi
+	done
 	cat /tmp/uevents
 	dmsetup remove --noudevsync evd
 else
