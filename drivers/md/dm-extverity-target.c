@@ -267,9 +267,15 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate workqueue";
 		goto bad;
 	}
-	ti->per_io_data_size = sizeof(struct extverity_io) +
-			       sizeof(struct shash_desc) +
-			       crypto_shash_descsize(v->tfm);
+	/*
+	 * dm places the per-bio data right before the bio, at bio minus this
+	 * size: a size that is not a multiple of the structure's alignment
+	 * would misalign it.
+	 */
+	ti->per_io_data_size = ALIGN(sizeof(struct extverity_io) +
+				     sizeof(struct shash_desc) +
+				     crypto_shash_descsize(v->tfm),
+				     __alignof__(struct extverity_io));
 	ti->error = NULL;
 	return 0;
 bad:
