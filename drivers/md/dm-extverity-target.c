@@ -239,6 +239,17 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot hash the salt";
 		goto bad;
 	}
+	/*
+	 * The generic bitops (arm64 and others) take an unsigned int index:
+	 * past it, marking block 2^32 + 5 would mark block 5.  dm-verity
+	 * refuses the same sizes.
+	 */
+	if ((v->opts & EXTVERITY_OPT_CHECK_AT_MOST_ONCE) &&
+	    v->p.data_blocks > INT_MAX) {
+		ti->error = "Device too large for check_at_most_once";
+		err = -EINVAL;
+		goto bad;
+	}
 	err = -ENOMEM;
 	if (v->opts & EXTVERITY_OPT_CHECK_AT_MOST_ONCE) {
 		v->verified_blocks = kvcalloc(BITS_TO_LONGS(v->p.data_blocks),
