@@ -155,8 +155,9 @@ run_vm() {
 # userspace (neither "Freeing unused kernel image", which a kernel prints as
 # it starts /init and "quiet" hides, nor any EVT- line of our guests), so
 # before any of our code but what a built-in target does at boot.  Debian's
-# 6.12 kernel does, rarely, under TCG with two vCPUs: an "Oops: int3" in
-# an initcall while code is being live-patched.  Such a boot is tried once
+# 6.12 kernel did, once, under TCG with two vCPUs: an "Oops: int3" in an
+# initcall (most likely a TCG race with the kernel patching its own code,
+# which uses int3).  Such a boot is tried once
 # more; its console is kept as console.boot-crash.log and the retry said.
 # A crash of ours before userspace (a built-in target's dm-mod.create=)
 # happens again and still fails the boot.
