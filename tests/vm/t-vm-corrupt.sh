@@ -192,17 +192,14 @@ for boot in restart-hash-error panic-hash-error; do
 	# order: the intact read passed, the read began, the error was
 	# reported, the guest went down for that reason.
 	con=$VM_OUTDIR/boot-$boot/console.log
-	at() { grep -n -m1 -E "$1" "$con" | cut -d: -f1; }
-	n_ok=$(at 'EVT-RESULT PASS intact-block-reads')
-	n_read=$(at "EVT-READING-BAD-BLOCK $ioe_data_block\$")
-	n_report=$(at 'extverity: [0-9:]+: cannot verify block: error -5')
-	n_down=$(at "($re).*dm-extverity device has I/O error")
-	if [ -n "$n_ok" ] && [ -n "$n_read" ] && [ -n "$n_report" ] && [ -n "$n_down" ] &&
-		[ "$n_ok" -lt "$n_read" ] && [ "$n_read" -lt "$n_report" ] &&
-		[ "$n_report" -lt "$n_down" ] && ! grep -q 'extverity.*corrupted' "$con"; then
+	if lines=$(vm_console_in_order "$VM_OUTDIR/boot-$boot" \
+		'EVT-RESULT PASS intact-block-reads' "EVT-READING-BAD-BLOCK $ioe_data_block\$" \
+		'extverity: [0-9:]+: cannot verify block: error -5' \
+		"($re).*dm-extverity device has I/O error") &&
+		! grep -q 'extverity.*corrupted' "$con"; then
 		pass "$boot/console: intact read, then the read, the hash device error, then the $mode"
 	else
-		fail "$boot/console order: intact read at line ${n_ok:-none}, read ${n_read:-none}, error -5 ${n_report:-none}, $mode ${n_down:-none} (or a corruption); see $con"
+		fail "$boot/console: intact read, read, error -5, $mode not in order (lines ${lines:-?}) or a corruption; see $con"
 	fi
 done
 echo "  (VM boots took $(($(date +%s) - t0)) s)"

@@ -278,18 +278,12 @@ for boot in restart panic restart-error panic-error; do
 	error) report='extverity: [0-9:]+: data device I/O error'
 		reason='dm-extverity device has I/O error' ;;
 	esac
-	con=$VM_OUTDIR/boot-$boot/console.log
-	at() { grep -n -m1 -E "$1" "$con" | cut -d: -f1; }
-	n_ok=$(at 'EVT-RESULT PASS intact-blocks-around-reads')
-	n_read=$(at "EVT-READING-BAD-BLOCK $DPHYS\$")
-	n_report=$(at "$report")
-	n_down=$(at "($re).*$reason")
-	if [ -n "$n_ok" ] && [ -n "$n_read" ] && [ -n "$n_report" ] && [ -n "$n_down" ] &&
-		[ "$n_ok" -lt "$n_read" ] && [ "$n_read" -lt "$n_report" ] &&
-		[ "$n_report" -lt "$n_down" ]; then
+	if lines=$(vm_console_in_order "$VM_OUTDIR/boot-$boot" \
+		'EVT-RESULT PASS intact-blocks-around-reads' \
+		"EVT-READING-BAD-BLOCK $DPHYS\$" "$report" "($re).*$reason"); then
 		pass "$boot/console: intact reads, then the read of block $DPHYS, its report, then '$reason'"
 	else
-		fail "$boot/console order: intact reads at line ${n_ok:-none}, bad read ${n_read:-none}, report ${n_report:-none}, $mode for '$reason' ${n_down:-none}; see $con"
+		fail "$boot/console: intact reads, bad read, report, $mode for '$reason' not in order (lines $lines); see $VM_OUTDIR/boot-$boot/console.log"
 	fi
 done
 echo "  (VM boots took $(($(date +%s) - t0)) s)"

@@ -232,6 +232,25 @@ vm_console_boot() {
 	vm_judge "$out" "$rc" "$expect"
 }
 
+# vm_console_in_order OUT RE...: each extended regex RE matches a line of
+# OUT/console.log, each one after the one before (first matches).  Prints
+# the line numbers ("none" for a missing one), for the failure message.
+vm_console_in_order() {
+	local con=$1/console.log re n prev=0 ok=0 lines=''
+	shift
+	for re in "$@"; do
+		n=$(grep -n -m1 -E -- "$re" "$con" | cut -d: -f1)
+		lines+="${lines:+, }${n:-none}"
+		if [ -z "$n" ] || [ "$n" -le "$prev" ]; then
+			ok=1
+		else
+			prev=$n
+		fi
+	done
+	echo "$lines"
+	return $ok
+}
+
 # vm_expect_results LABEL OUT N: the guest of a boot reported N results (a
 # missing one is a failure, not silence).
 vm_expect_results() {
