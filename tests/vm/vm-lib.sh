@@ -29,6 +29,8 @@
 #                              command line whose guest reports EVT-RESULT
 #                              lines on the console; leaves OUT as run_vm
 #   vm_expect_results LABEL OUT N  the guest reported exactly N results
+#   vm_console_in_order OUT RE...  the console has lines matching each RE,
+#                              in that order (prints their line numbers)
 #
 # The kernel (make check-debug sets these from scripts/debug-kernel.sh env):
 #   VM_KERNEL       the bzImage (default /boot/vmlinuz-$KVER)
