@@ -11,8 +11,8 @@
  * In a kernel tree there is nothing to bridge: scripts/kernel-patch.sh
  * drops this header and rewrites its few names for the tree it patches, so
  * the in-tree patch carries no compatibility code.  Every entry below must
- * therefore be a plain rename or an include, which that script knows how
- * to resolve; keep it so.
+ * therefore be a rename, an include or a one-line macro that the script
+ * knows how to resolve (it fails on one it does not); keep it so.
  */
 #ifndef DM_EXTVERITY_COMPAT_H
 #define DM_EXTVERITY_COMPAT_H
