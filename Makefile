@@ -165,8 +165,8 @@ clean:
 lint:
 	$(Q)$(if $(filter command line,$(origin KDIR)),KDIR=$(KDIR)) scripts/lint.sh
 
-# The in-tree drop-in for Debian's linux-source-6.1, checked to apply and to
-# pass the tree's checkpatch.pl (docs/kernel-patch.md).
+# The in-tree drop-in for Debian's linux-source-6.1 and -6.12, each checked
+# to apply and to pass its tree's checkpatch.pl (docs/kernel-patch.md).
 .PHONY: kernel-patch
 kernel-patch:
 	scripts/kernel-patch.sh 6.1

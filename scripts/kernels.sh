@@ -96,7 +96,7 @@ build_module() {
 	rm -f "$out"/drivers/md/*.mod.c
 	cp -pr "$TOPDIR/include/." "$out/include/"
 	# shellcheck disable=SC2086 # KMAKEFLAGS is a list of words
-	make -C "$kdir" -s M="$out" $flags ${KBUILD_EXTRA:-} modules
+	make -C "$kdir" -s M="$out" $flags modules
 	echo "kernels: built $out/drivers/md/dm-extverity.ko ($(get "$s" KVER))" >&2
 }
 
