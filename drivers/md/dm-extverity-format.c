@@ -231,6 +231,7 @@ int extverity_tree_geometry(const struct extverity_params *p, u64 data_size,
  * extverity_check_tree() - validate a tree record and compute its geometry
  * @p: format parameters
  * @t: the record
+ * @cur: the trees before @t; advanced past @t on success
  * @g: filled in on success
  * @why: set to a static description of the first problem found
  *
@@ -238,6 +239,7 @@ int extverity_tree_geometry(const struct extverity_params *p, u64 data_size,
  */
 int extverity_check_tree(const struct extverity_params *p,
 			 const struct extverity_tree *t,
+			 struct extverity_tree_cursor *cur,
 			 struct extverity_geometry *g, const char **why)
 {
 	u64 top = le64_to_cpu(t->top);
@@ -265,11 +267,16 @@ int extverity_check_tree(const struct extverity_params *p,
 		*why = "top hash block outside the TOPS section or misaligned";
 		return -EINVAL;
 	}
+	if (top < cur->tops_end) {
+		*why = "trees' top hash blocks overlap or are out of order";
+		return -EINVAL;
+	}
 	if (g->num_levels == 1) {
 		if (levels) {
 			*why = "one-level tree has lower hash blocks";
 			return -EINVAL;
 		}
+		cur->tops_end = top + g->top_len;
 		return 0;
 	}
 	lv_start = p->sect[EXTVERITY_SECT_LEVELS].start_block;
@@ -279,6 +286,12 @@ int extverity_check_tree(const struct extverity_params *p,
 		*why = "hash blocks outside the LEVELS section";
 		return -EINVAL;
 	}
+	if (levels < cur->levels_end) {
+		*why = "trees' hash blocks overlap or are out of order";
+		return -EINVAL;
+	}
+	cur->tops_end = top + g->top_len;
+	cur->levels_end = levels + g->lower_blocks;
 	return 0;
 }
 

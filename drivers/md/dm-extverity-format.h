@@ -74,6 +74,21 @@ struct extverity_geometry {
 	u64 level_start[EXTVERITY_MAX_LEVELS];
 };
 
+/**
+ * struct extverity_tree_cursor - how far the trees checked so far reach
+ * @tops_end: byte just past the last top checked, in the hash area
+ * @levels_end: block just past the last LEVELS range checked
+ *
+ * Trees store their hash blocks in record order, each after the one before,
+ * so that no two trees share a hash block: a shared block would be verified
+ * (and flagged) against whichever tree read it first.  Zeroed before the
+ * first extverity_check_tree() of a table.
+ */
+struct extverity_tree_cursor {
+	u64 tops_end;
+	u64 levels_end;
+};
+
 /* Digest size of an EXTVERITY_HASH_* algorithm, 0 if unknown. */
 u32 extverity_digest_size(unsigned int hash_algorithm);
 /* Name of the algorithm as the crypto API and OpenSSL know it, or NULL. */
@@ -87,6 +102,7 @@ int extverity_tree_geometry(const struct extverity_params *p, u64 data_size,
 			    struct extverity_geometry *g);
 int extverity_check_tree(const struct extverity_params *p,
 			 const struct extverity_tree *t,
+			 struct extverity_tree_cursor *cur,
 			 struct extverity_geometry *g, const char **why);
 int extverity_check_extent(const struct extverity_params *p,
 			   const struct extverity_extent *e, u64 expected_start,

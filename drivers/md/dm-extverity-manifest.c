@@ -119,6 +119,7 @@ static int load_trees(struct extverity_target *v,
 	const struct extverity_params *p = &v->p;
 	u64 n = p->sect[EXTVERITY_SECT_TREES].nr_entries;
 	size_t len = array_size(n, p->tree_entry_size);
+	struct extverity_tree_cursor cur = { 0 };
 	struct extverity_geometry g;
 	const char *why;
 	u8 *raw;
@@ -146,7 +147,7 @@ static int load_trees(struct extverity_target *v,
 		const struct extverity_tree *t =
 			(const void *)(raw + i * p->tree_entry_size);
 
-		err = extverity_check_tree(p, t, &g, &why);
+		err = extverity_check_tree(p, t, &cur, &g, &why);
 		if (err) {
 			DMERR("%s: tree %llu: %s",
 			      dm_device_name(dm_table_get_md(v->ti->table)),

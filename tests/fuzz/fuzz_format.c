@@ -192,6 +192,30 @@ static void check_tree(const struct extverity_params *p,
 	check_range(p, g, t, 0, g->data_blocks - 1);
 }
 
+/* Ranges [a, a + la) and [b, b + lb) share nothing (empty ranges never do). */
+static bool disjoint(u64 a, u64 la, u64 b, u64 lb)
+{
+	return !la || !lb || a + la <= b || b + lb <= a;
+}
+
+/* No two accepted trees share a byte of TOPS or a block of LEVELS. */
+static void check_disjoint(const struct extverity_tree *t,
+			   const struct extverity_geometry *g,
+			   const struct extverity_tree *u,
+			   const struct extverity_geometry *h)
+{
+	FUZZ_CHECK(disjoint(le64_to_cpu(t->top), g->top_len,
+			    le64_to_cpu(u->top), h->top_len),
+		   "two trees share top bytes at %llu and %llu",
+		   (unsigned long long)le64_to_cpu(t->top),
+		   (unsigned long long)le64_to_cpu(u->top));
+	FUZZ_CHECK(disjoint(le64_to_cpu(t->levels), g->lower_blocks,
+			    le64_to_cpu(u->levels), h->lower_blocks),
+		   "two trees share LEVELS blocks at %llu and %llu",
+		   (unsigned long long)le64_to_cpu(t->levels),
+		   (unsigned long long)le64_to_cpu(u->levels));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct extverity_superblock sb;
@@ -199,6 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct extverity_geometry geo[MAX_TREES];
 	u8 trees[MAX_TREES][sizeof(struct extverity_tree) +
 			    EXTVERITY_MAX_DIGEST_SIZE];
+	struct extverity_tree_cursor cur = { 0 };
 	bool ok[MAX_TREES];
 	const char *why = NULL;
 	size_t nt, pos, i;
@@ -228,9 +253,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(trees[i], data + pos, p.tree_entry_size);
 			pos += p.tree_entry_size;
 		}
-		ok[i] = !extverity_check_tree(&p, t, &geo[i], &why);
-		if (ok[i])
-			check_tree(&p, t, &geo[i]);
+		ok[i] = !extverity_check_tree(&p, t, &cur, &geo[i], &why);
+		if (!ok[i])
+			continue;
+		check_tree(&p, t, &geo[i]);
+		for (size_t j = 0; j < i; j++)
+			if (ok[j])
+				check_disjoint(t, &geo[i], (const void *)trees[j],
+					       &geo[j]);
 	}
 	while (size - pos >= sizeof(struct extverity_extent)) {
 		struct extverity_extent e;

@@ -218,6 +218,7 @@ int ev_area_load(struct ev_area *a)
 	const struct extverity_params *p = &a->p;
 	u64 nr_trees = p->sect[EXTVERITY_SECT_TREES].nr_entries;
 	u64 nr_ext = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries;
+	struct extverity_tree_cursor cur = { 0 };
 	u64 i, expect = 0;
 	const char *why;
 	int r, bad = 0;
@@ -238,8 +239,8 @@ int ev_area_load(struct ev_area *a)
 		return EV_ECORRUPT;
 	a->geo = xcalloc(nr_trees, sizeof(*a->geo));
 	for (i = 0; i < nr_trees; i++) {
-		if (extverity_check_tree(p, ev_area_tree(a, i), &a->geo[i],
-					 &why)) {
+		if (extverity_check_tree(p, ev_area_tree(a, i), &cur,
+					 &a->geo[i], &why)) {
 			ev_error("invalid hash area in %s: tree %llu: %s",
 				 a->path, (unsigned long long)i, why);
 			return EV_ECORRUPT;
