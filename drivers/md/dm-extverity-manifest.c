@@ -24,20 +24,50 @@
 
 #include "dm-extverity.h"
 
-/* Big tables: may be larger than kmalloc can give, never worth a warning. */
-#define EXTVERITY_GFP	(GFP_KERNEL | __GFP_NOWARN)
+/*
+ * Big tables: may be larger than kmalloc can give, never worth a warning,
+ * and charged to the memory cgroup of whoever loads the table, whose limit
+ * then bounds what a table can make the kernel allocate.
+ */
+#define EXTVERITY_GFP	(GFP_KERNEL | __GFP_NOWARN | __GFP_ACCOUNT)
 
-/* Read the superblock through a short-lived 1 KiB dm-bufio client. */
+/* Manifest blocks read ahead of the one being hashed; a power of two. */
+#define EXTVERITY_SECT_READAHEAD	256
+
+/*
+ * Called once a record or a block: a manifest may hold billions of records.
+ * A fatal signal ends the load (the table is refused), so that a table too
+ * large for the machine can be given up on.
+ */
+static int manifest_cond_resched(void)
+{
+	cond_resched();
+	return fatal_signal_pending(current) ? -EINTR : 0;
+}
+
+/*
+ * Read the superblock through a short-lived dm-bufio client whose block is
+ * the superblock's 1 KiB, or the hash device's logical block if larger (a
+ * 4Kn disk, dm-crypt with sector_size:4096): a device cannot read less.
+ * The block size the superblock names is checked against the devices only
+ * once the superblock is authenticated.
+ */
 static int read_superblock(struct extverity_target *v,
 			   struct extverity_superblock *sb, char **error)
 {
+	unsigned int lbs = bdev_logical_block_size(v->hash_dev->bdev);
+	unsigned int size = max_t(unsigned int, EXTVERITY_SB_SIZE, lbs);
 	struct dm_bufio_client *c;
 	struct dm_buffer *b;
 	void *data;
 	int err = 0;
 
-	c = dm_bufio_client_create(v->hash_dev->bdev, EXTVERITY_SB_SIZE, 1, 0,
-				   NULL, NULL, 0);
+	if (v->hash_start & ((lbs >> SECTOR_SHIFT) - 1)) {
+		*error = "Hash start is not a multiple of the hash device's logical block size";
+		return -EINVAL;
+	}
+	c = dm_bufio_client_create(v->hash_dev->bdev, size, 1, 0, NULL, NULL,
+				   0);
 	if (IS_ERR(c)) {
 		*error = "Cannot initialize dm-bufio";
 		return PTR_ERR(c);
@@ -87,6 +117,10 @@ static int read_section(struct extverity_target *v,
 		size_t chunk;
 		void *data;
 
+		if (!(i & (EXTVERITY_SECT_READAHEAD - 1)))
+			dm_bufio_prefetch(v->bufio, first + i,
+					  min_t(u64, n - i,
+						2 * EXTVERITY_SECT_READAHEAD));
 		data = dm_bufio_read(v->bufio, first + i, &b);
 		if (IS_ERR(data)) {
 			err = PTR_ERR(data);
@@ -99,7 +133,8 @@ static int read_section(struct extverity_target *v,
 		dm_bufio_release(b);
 		/* Manifest blocks are not needed again: free the cache. */
 		dm_bufio_forget(v->bufio, first + i);
-		cond_resched();
+		if (!err)
+			err = manifest_cond_resched();
 	}
 	if (!err)
 		err = crypto_shash_final(desc, digest);
@@ -111,6 +146,19 @@ static int read_section(struct extverity_target *v,
 	if (crypto_memneq(digest, sb->sections[id].digest, p->digest_size))
 		return -EBADMSG;
 	return 0;
+}
+
+/* For the log: why read_section() failed. */
+static const char *section_error(int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		return "digest mismatch";
+	case -EINTR:
+		return "load interrupted by a fatal signal";
+	default:
+		return "cannot be read";
+	}
 }
 
 static int load_trees(struct extverity_target *v,
@@ -137,8 +185,9 @@ static int load_trees(struct extverity_target *v,
 	err = read_section(v, sb, EXTVERITY_SECT_TREES, raw, len);
 	if (err) {
 		DMERR("%s: tree table %s", dm_device_name(dm_table_get_md(v->ti->table)),
-		      err == -EBADMSG ? "digest mismatch" : "cannot be read");
+		      section_error(err));
 		*error = err == -EBADMSG ? "Tree table digest mismatch" :
+			 err == -EINTR ? "Manifest load interrupted" :
 			 "Cannot read the tree table";
 		goto out;
 	}
@@ -147,6 +196,11 @@ static int load_trees(struct extverity_target *v,
 		const struct extverity_tree *t =
 			(const void *)(raw + i * p->tree_entry_size);
 
+		err = manifest_cond_resched();
+		if (err) {
+			*error = "Manifest load interrupted";
+			goto out;
+		}
 		err = extverity_check_tree(p, t, &cur, &g, &why);
 		if (err) {
 			DMERR("%s: tree %llu: %s",
@@ -188,8 +242,9 @@ static int load_extents(struct extverity_target *v,
 			   array_size(n, sizeof(*v->ext)));
 	if (err) {
 		DMERR("%s: extent map %s", dm_device_name(dm_table_get_md(v->ti->table)),
-		      err == -EBADMSG ? "digest mismatch" : "cannot be read");
+		      section_error(err));
 		*error = err == -EBADMSG ? "Extent map digest mismatch" :
+			 err == -EINTR ? "Manifest load interrupted" :
 			 "Cannot read the extent map";
 		return err;
 	}
@@ -199,6 +254,11 @@ static int load_extents(struct extverity_target *v,
 		u64 tree_blocks = 0;
 		struct extverity_ext e;
 
+		err = manifest_cond_resched();
+		if (err) {
+			*error = "Manifest load interrupted";
+			return err;
+		}
 		if (tree < v->nr_trees)
 			tree_blocks = (v->trees[tree].data_size +
 				       p->block_size - 1) >> p->log_blocksize;
@@ -220,7 +280,8 @@ static int load_extents(struct extverity_target *v,
 		expected = e.start + e.count;
 	}
 	if (expected != p->data_blocks) {
-		DMERR("extent map ends at block %llu, not %llu", expected,
+		DMERR("%s: extent map ends at block %llu, not %llu",
+		      dm_device_name(dm_table_get_md(v->ti->table)), expected,
 		      p->data_blocks);
 		*error = "Invalid extent map";
 		return -EINVAL;

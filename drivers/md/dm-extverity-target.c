@@ -254,7 +254,8 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (v->opts & EXTVERITY_OPT_CHECK_AT_MOST_ONCE) {
 		v->verified_blocks = kvcalloc(BITS_TO_LONGS(v->p.data_blocks),
 					      sizeof(unsigned long),
-					      GFP_KERNEL | __GFP_NOWARN);
+					      GFP_KERNEL | __GFP_NOWARN |
+					      __GFP_ACCOUNT);
 		if (!v->verified_blocks)
 			goto bad;
 	}
@@ -300,6 +301,8 @@ static int extverity_map(struct dm_target *ti, struct bio *bio)
 	struct extverity_target *v = ti->private;
 	unsigned int shift = v->p.log_blocksize - SECTOR_SHIFT;
 	struct extverity_io *io;
+	unsigned int n_blocks;
+	u64 block;
 
 	if (bio_data_dir(bio) == WRITE)
 		return DM_MAPIO_KILL;
@@ -315,11 +318,16 @@ static int extverity_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_KILL;
 	}
 
+	block = bio->bi_iter.bi_sector >> shift;
+	n_blocks = bio->bi_iter.bi_size >> v->p.log_blocksize;
+	if (extverity_map_zero(v, bio, block, &n_blocks))
+		return DM_MAPIO_SUBMITTED;
+
 	io = dm_per_bio_data(bio, ti->per_io_data_size);
 	io->v = v;
 	io->orig_bi_end_io = bio->bi_end_io;
-	io->block = bio->bi_iter.bi_sector >> shift;
-	io->n_blocks = bio->bi_iter.bi_size >> v->p.log_blocksize;
+	io->block = block;
+	io->n_blocks = n_blocks;
 	io->iter = bio->bi_iter;
 	bio->bi_end_io = extverity_end_io;
 	bio->bi_private = io;
@@ -328,13 +336,22 @@ static int extverity_map(struct dm_target *ti, struct bio *bio)
 	return DM_MAPIO_SUBMITTED;
 }
 
-/* No verification or prefetch I/O may reach the devices once suspended. */
+/*
+ * No verification or prefetch I/O may reach the devices once suspended: a
+ * table swap or the devices' removal may follow.  Flushing the workqueues
+ * ends verification and prefetch requests, but dm_bufio_prefetch() only
+ * submits its reads: the reset waits for them and empties the caches
+ * (dm-verity does the same).  The verified flags and top generations go
+ * with the buffers: after resume, hash blocks are read and checked again.
+ */
 static void extverity_postsuspend(struct dm_target *ti)
 {
 	struct extverity_target *v = ti->private;
 
 	flush_workqueue(v->wq);
 	flush_workqueue(v->spread_wq);
+	dm_bufio_client_reset(v->bufio);
+	dm_bufio_client_reset(v->data_bufio);
 }
 
 static void emit_ima(struct extverity_target *v, char *result,

@@ -321,6 +321,55 @@ void extverity_submit_prefetch(struct extverity_target *v, u64 block,
 	queue_work(v->wq, &pw->work);
 }
 
+/**
+ * extverity_map_zero() - serve the part of a read that lies in a zero range
+ * @v: the target
+ * @bio: the read, from data block @block on, in extverity_map()
+ * @block: its first data block
+ * @n_blocks: its length in blocks; set to what is left to read from disk
+ *
+ * Free blocks read as zeros without a read of the disk: a read that starts
+ * in a zero range is cut at the range's end and completed here; one that
+ * starts in data is cut where the next zero range begins, so that an I/O
+ * error of a free block can never trigger restart_on_error or
+ * panic_on_error.  dm core sends the rest of the bio to extverity_map()
+ * again.
+ *
+ * Return: true when @bio was completed here.
+ */
+bool extverity_map_zero(struct extverity_target *v, struct bio *bio,
+			u64 block, unsigned int *n_blocks)
+{
+	unsigned int shift = v->p.log_blocksize - SECTOR_SHIFT;
+	u64 end = block + *n_blocks, stop;
+	const struct extverity_ext *e;
+
+	if (!*n_blocks)
+		return false;
+	e = &v->ext[find_extent(v, block, 0)];
+	stop = e->start + e->count;
+	if (e->tree == EXTVERITY_TREE_ZERO) {
+		if (stop < end)
+			dm_accept_partial_bio(bio, (stop - block) << shift);
+		else
+			stop = end;
+		zero_fill_bio(bio);
+		this_cpu_add(v->stats->zero, stop - block);
+		bio_endio(bio);
+		return true;
+	}
+	/* The extents are contiguous and cover the device up to @end. */
+	for (; stop < end; stop += e->count) {
+		e++;
+		if (e->tree == EXTVERITY_TREE_ZERO) {
+			dm_accept_partial_bio(bio, (stop - block) << shift);
+			*n_blocks = stop - block;
+			break;
+		}
+	}
+	return false;
+}
+
 /* Replace the next block of the bio with zeros. */
 static void zero_bio_block(struct extverity_target *v, struct bio *bio,
 			   struct bvec_iter *iter)
@@ -385,10 +434,14 @@ static noinline int recheck_block(struct extverity_target *v,
 	return err;
 }
 
-/* Verify data block @block, the next block of the bio at @iter. */
+/*
+ * Verify data block @block, the next block of the bio at @iter.  On a
+ * failure other than corruption, @what says what failed, for the log.
+ */
 static int verify_block(struct extverity_target *v, struct extverity_io *io,
 			struct bio *bio, struct bvec_iter *iter,
-			const struct extverity_ext *e, u64 block)
+			const struct extverity_ext *e, u64 block,
+			const char **what)
 {
 	u8 want[EXTVERITY_MAX_DIGEST_SIZE], real[EXTVERITY_MAX_DIGEST_SIZE];
 	u64 leaf = e->leaf + (block - e->start);
@@ -400,19 +453,25 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 		bio_advance_iter(bio, iter, v->p.block_size);
 		return handle_corruption(v, e, block, EXTVERITY_HASH_CORRUPT);
 	}
-	if (err)
+	if (err) {
+		*what = "cannot read its hash blocks from the hash device";
 		return err;
+	}
 	err = extverity_hash_bio_block(v, extverity_io_desc(io), bio, iter,
 				       real);
-	if (err)
+	if (err) {
+		*what = "cannot hash it";
 		return err;
+	}
 	if (crypto_memneq(want, real, v->p.digest_size)) {
 		err = recheck_block(v, io, bio, start, block, want);
 		if (err == -EBADMSG)
 			return handle_corruption(v, e, block,
 						 EXTVERITY_DATA_CORRUPT);
-		if (err)
+		if (err) {
+			*what = "cannot read it again from the data device";
 			return err;
+		}
 	}
 	this_cpu_inc(v->stats->verified);
 	if (v->verified_blocks)
@@ -420,7 +479,12 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 	return 0;
 }
 
-static int verify_io(struct extverity_io *io, struct bio *bio)
+/*
+ * Verify every block of the bio.  On a failure other than corruption,
+ * @failed is the block and @what what failed on it.
+ */
+static int verify_io(struct extverity_io *io, struct bio *bio, u64 *failed,
+		     const char **what)
 {
 	struct extverity_target *v = io->v;
 	struct bvec_iter iter = io->iter;
@@ -434,6 +498,10 @@ static int verify_io(struct extverity_io *io, struct bio *bio)
 		block = io->block + i;
 		idx = find_extent(v, block, idx);
 		e = &v->ext[idx];
+		/*
+		 * extverity_map() never submits zero ranges: this keeps a
+		 * block that reached us anyway from being returned unchecked.
+		 */
 		if (e->tree == EXTVERITY_TREE_ZERO) {
 			zero_bio_block(v, bio, &iter);
 			this_cpu_inc(v->stats->zero);
@@ -443,9 +511,11 @@ static int verify_io(struct extverity_io *io, struct bio *bio)
 			bio_advance_iter(bio, &iter, v->p.block_size);
 			continue;
 		}
-		err = verify_block(v, io, bio, &iter, e, block);
-		if (err)
+		err = verify_block(v, io, bio, &iter, e, block, what);
+		if (err) {
+			*failed = block;
 			break;
+		}
 	}
 	return err;
 }
@@ -464,14 +534,21 @@ static bool system_shutting_down(void)
 	       system_state == SYSTEM_RESTART;
 }
 
-/* The data device failed a read: apply restart_on_error / panic_on_error. */
-static void handle_io_error(struct extverity_target *v)
+/*
+ * A read of data blocks @block..@last failed for a reason other than
+ * corruption: @what, with @err.  Log it and apply restart_on_error /
+ * panic_on_error, except while the system shuts down, when devices going
+ * away fail reads that nobody needs.
+ */
+static void handle_io_error(struct extverity_target *v, u64 block, u64 last,
+			    const char *what, int err)
 {
 	const char *dev = dm_device_name(dm_table_get_md(v->ti->table));
 
 	if (system_shutting_down())
 		return;
-	DMERR_LIMIT("%s: data device I/O error", dev);
+	DMERR_LIMIT("%s: data blocks %llu-%llu: %s: error %d", dev, block, last,
+		    what, err);
 	if (v->opts & EXTVERITY_OPT_RESTART_ON_ERROR)
 		kernel_restart("dm-extverity device has I/O error");
 	if (v->opts & EXTVERITY_OPT_PANIC_ON_ERROR)
@@ -483,21 +560,22 @@ static void extverity_work(struct work_struct *w)
 	struct extverity_io *io = container_of(w, struct extverity_io, work);
 	struct extverity_target *v = io->v;
 	struct bio *bio = dm_bio_from_per_bio_data(io, v->ti->per_io_data_size);
+	const char *what = NULL;
+	u64 failed = io->block;
 	int err;
 
 	if (bio->bi_status) {
-		handle_io_error(v);
+		handle_io_error(v, io->block, io->block + io->n_blocks - 1,
+				"data device read failed",
+				blk_status_to_errno(bio->bi_status));
 		atomic_dec(&v->verifying);
 		finish_io(io, bio, bio->bi_status);
 		return;
 	}
-	err = verify_io(io, bio);
-	if (err && err != -EBADMSG) {
-		/* Hash device or crypto failure, not corruption. */
-		DMERR_LIMIT("%s: cannot verify block: error %d",
-			    dm_device_name(dm_table_get_md(v->ti->table)), err);
-		handle_io_error(v);
-	}
+	err = verify_io(io, bio, &failed, &what);
+	/* Hash device, re-read or crypto failure, not corruption. */
+	if (err && err != -EBADMSG)
+		handle_io_error(v, failed, failed, what, err);
 	/* Before the bio ends: once the last one has, @v may be gone. */
 	atomic_dec(&v->verifying);
 	/* Corruption and failures alike fail the bio with EIO. */

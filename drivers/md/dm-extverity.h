@@ -208,6 +208,8 @@ void extverity_free_manifest(struct extverity_target *v);
 /* dm-extverity-verify.c */
 void extverity_bufio_alloc(struct dm_buffer *b);
 void extverity_end_io(struct bio *bio);
+bool extverity_map_zero(struct extverity_target *v, struct bio *bio,
+			u64 block, unsigned int *n_blocks);
 void extverity_submit_prefetch(struct extverity_target *v, u64 block,
 			       unsigned int n_blocks);
 

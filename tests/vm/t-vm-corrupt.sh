@@ -194,7 +194,7 @@ for boot in restart-hash-error panic-hash-error; do
 	con=$VM_OUTDIR/boot-$boot/console.log
 	if lines=$(vm_console_in_order "$VM_OUTDIR/boot-$boot" \
 		'EVT-RESULT PASS intact-block-reads' "EVT-READING-BAD-BLOCK $ioe_data_block\$" \
-		'extverity: [0-9:]+: cannot verify block: error -5' \
+		"extverity: [0-9:]+: data blocks $ioe_data_block-$ioe_data_block: cannot read its hash blocks from the hash device: error -5" \
 		"($re).*dm-extverity device has I/O error") &&
 		! grep -q 'extverity.*corrupted' "$con"; then
 		pass "$boot/console: intact read, then the read, the hash device error, then the $mode"

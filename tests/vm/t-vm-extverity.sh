@@ -275,7 +275,7 @@ for boot in restart panic restart-error panic-error; do
 	case $kind in
 	corruption) report="extverity: [0-9:]+: data block $DPHYS: corrupted, file inode"
 		reason='dm-extverity device corrupted' ;;
-	error) report='extverity: [0-9:]+: data device I/O error'
+	error) report="extverity: [0-9:]+: data blocks $DPHYS-$DPHYS: data device read failed: error -[0-9]+"
 		reason='dm-extverity device has I/O error' ;;
 	esac
 	if lines=$(vm_console_in_order "$VM_OUTDIR/boot-$boot" \
