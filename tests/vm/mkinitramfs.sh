@@ -16,11 +16,15 @@
 #   EXTVERITY_RELEASE, MODULE   the tool and the .ko to include (default:
 #            tools/extverity and drivers/md/dm-extverity.ko)
 #   VM_EXTRA_BINS  more binaries for /sbin, with their libraries, each when
-#            installed (default /sbin/lvm)
+#            installed (default /sbin/lvm, and util-linux's losetup, whose
+#            --sector-size busybox's lacks: a loop device with 4096-byte
+#            logical blocks stands for a 4Kn disk; call it /sbin/losetup,
+#            as busybox sh runs its own applet before looking at PATH)
 #   VM_OPT_MODULES  modules a scenario loads itself (opt_modprobe in
 #            guest-lib.sh), each when the kernel has it (default: xfs btrfs
-#            erofs; the debug kernel has none of them).  Not loaded at boot:
-#            btrfs alone takes seconds to initialise under TCG.
+#            erofs dm-delay; the debug kernel has only dm-delay).  Not
+#            loaded at boot: btrfs alone takes seconds to initialise under
+#            TCG.
 #
 # The image is rebuilt only when an input changed: a signature of every
 # input (path, size, mtime) is kept next to it.  Prints the output path.
@@ -39,9 +43,10 @@ MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
 	virtio_pci virtio_blk dm-mod dm-bufio reed_solomon dm-verity dm-flakey loop
 	sha256-ssse3|sha256 sha512_generic|sha512"
 BINARIES="/bin/busybox /usr/sbin/dmsetup"
-# Optional: put in /sbin when installed (lvm for tests/vm/scenarios/cli.sh).
+# Optional: put in /sbin when installed (lvm for tests/vm/scenarios/cli.sh,
+# losetup for devices.sh).
 EXTRA_BINS=""
-for b in ${VM_EXTRA_BINS-/sbin/lvm}; do
+for b in ${VM_EXTRA_BINS-/sbin/lvm /usr/sbin/losetup}; do
 	[ -x "$b" ] && EXTRA_BINS="$EXTRA_BINS $b"
 done
 TOOL=${EXTVERITY_RELEASE:-$TOPDIR/tools/extverity}
@@ -98,7 +103,7 @@ done
 # list libcrc32c.
 declare -A opt_lists=() boot_seen=()
 for p in "${!seen[@]}"; do boot_seen[$p]=1; done
-for m in ${VM_OPT_MODULES-xfs btrfs erofs}; do
+for m in ${VM_OPT_MODULES-xfs btrfs erofs dm-delay}; do
 	p=$(modpath "$m")
 	seen=()
 	for q in "${!boot_seen[@]}"; do seen[$q]=1; done

@@ -1,0 +1,302 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC1091,SC2154
+# shellcheck shell=sh
+#
+# Guest side of t-vm-devices.sh: /dev/vdb is the fixture image, /dev/vdc its
+# hash area; /ctl/params has ROOT, BLOCKS, ZSTART and ZCOUNT (a zero range
+# with data after it) and MANIFEST_BYTES (what the kernel's manifest
+# tables take at least).  Reads use O_DIRECT: what is counted below the
+# target is what the target asked for, not the page cache's readahead.
+#
+#@check insmod
+#@check reference-create
+#@check hash-4kn-loop
+#@check hash-4kn-create
+#@check hash-4kn-reads-same
+#@check data-4kn-loop
+#@check data-4kn-create
+#@check data-4kn-reads-same
+#@check hash-4kn-misaligned-start-refused
+#@check zero-lower-create
+#@check zero-range-reads-zeros
+#@check zero-range-no-lower-read
+#@check zero-range-across-end
+#@check zero-range-across-end-reads-data-only
+#@check zero-range-restart-on-error-quiet
+#@check zero-range-status-counts
+#@check error-lower-create
+#@check io-error-no-restart
+#@check io-error-no-panic
+#@check suspend-delay-create
+#@check suspend-no-hash-io-while-suspended
+#@check suspend-readers-read
+#@check suspend-readers-never-wrong
+#@check memcg-create
+#@check memcg-manifest-charged
+#@check memcg-manifest-uncharged-on-remove
+#@check load-killed-refused
+#@check load-killed-stops-early
+. /ctl/guest-lib.sh
+. /ctl/params
+
+if ! ext_insmod >/tmp/insmod.out 2>&1; then
+	gfail insmod "$(cat /tmp/insmod.out)"
+	exit 1
+fi
+gpass insmod
+BS=4096
+spb=$((BS / 512))
+len=$((BLOCKS * spb))
+
+# ev NAME DATA HASH [HASH_START [OPTS]]: an extverity device.
+ev() {
+	dmsetup create --noudevsync --readonly "$1" --table \
+		"0 $len extverity 1 $2 $3 ${4:-0} sha256 $ROOT${5:+ $5}" >/tmp/ev.out 2>&1 &&
+		dmsetup mknodes "$1"
+}
+# md5 DEV [SKIP COUNT]: md5 of DEV's blocks, read with O_DIRECT.
+md5() {
+	if [ $# -gt 1 ]; then
+		dd if="$1" bs=$BS skip="$2" count="$3" iflag=direct 2>/dev/null
+	else
+		dd if="$1" bs=1M iflag=direct 2>/dev/null
+	fi | md5sum | cut -d' ' -f1
+}
+# kname NAME: the kernel's name of dm device NAME (dm-N).
+kname() { echo "dm-$(dmsetup info -c --noheadings -o minor "$1")"; }
+# stat_field DM FIELD: a field of /sys/block/DM/stat (1 reads, 3 sectors);
+# "none" when there is no such device, which no check takes for a count.
+stat_field() { awk -v f="$2" '{ print $f }' "/sys/block/$1/stat" 2>/dev/null || echo none; }
+inflight() { awk '{ print $1 + $2 }' "/sys/block/$1/inflight" 2>/dev/null || echo none; }
+
+gcheck reference-create ev ref /dev/vdb /dev/vdc
+want=$(md5 /dev/mapper/ref)
+echo "devices: reference md5 $want"
+
+# --- 4Kn devices -------------------------------------------------------------
+if l4=$(/sbin/losetup -f --show -r -b 4096 /dev/vdc 2>/tmp/lo.out) &&
+	[ "$(blockdev --getss "$l4")" = 4096 ]; then
+	gpass hash-4kn-loop
+	if ev h4 /dev/vdb "$l4"; then
+		gpass hash-4kn-create
+		got=$(md5 /dev/mapper/h4)
+		if [ "$got" = "$want" ]; then gpass hash-4kn-reads-same; else gfail hash-4kn-reads-same "$got, want $want"; fi
+		dmsetup remove h4
+	else
+		gfail hash-4kn-create "$(cat /tmp/ev.out; dmesg | grep extverity | tail -n 2)"
+		gfail hash-4kn-reads-same "no device"
+	fi
+	# Sector 1 of a device of 4096-byte sectors cannot be read at all.
+	dmesg_mark
+	if ev h4m /dev/vdb "$l4" 1; then
+		gfail hash-4kn-misaligned-start-refused "table loaded"
+		dmsetup remove h4m
+	elif dmesg_new | grep -q "extverity: Hash start is not a multiple of the hash device's logical block size"; then
+		gpass hash-4kn-misaligned-start-refused
+	else
+		gfail hash-4kn-misaligned-start-refused "$(dmesg_new | grep extverity | tail -n 1)"
+	fi
+	dmsetup remove h4m 2>/dev/null
+	/sbin/losetup -d "$l4"
+else
+	gfail hash-4kn-loop "losetup -b 4096: $(cat /tmp/lo.out)"
+fi
+
+if l4=$(/sbin/losetup -f --show -r -b 4096 /dev/vdb 2>/tmp/lo.out) &&
+	[ "$(blockdev --getss "$l4")" = 4096 ]; then
+	gpass data-4kn-loop
+	if ev d4 "$l4" /dev/vdc; then
+		gpass data-4kn-create
+		got=$(md5 /dev/mapper/d4)
+		if [ "$got" = "$want" ]; then gpass data-4kn-reads-same; else gfail data-4kn-reads-same "$got, want $want"; fi
+		dmsetup remove d4
+	else
+		gfail data-4kn-create "$(cat /tmp/ev.out; dmesg | grep extverity | tail -n 2)"
+		gfail data-4kn-reads-same "no device"
+	fi
+	/sbin/losetup -d "$l4"
+else
+	gfail data-4kn-loop "losetup -b 4096: $(cat /tmp/lo.out)"
+fi
+
+# --- zero ranges without I/O -------------------------------------------------
+# ld: the data disk, but its free blocks ZSTART.. fail every read.
+zs=$((ZSTART * spb))
+zn=$((ZCOUNT * spb))
+gcheck zero-lower-create sh -c "printf '%s\n' '0 $zs linear /dev/vdb 0' \
+	'$zs $zn error' '$((zs + zn)) $((len - zs - zn)) linear /dev/vdb $((zs + zn))' |
+	dmsetup create --noudevsync --readonly ld && dmsetup mknodes ld"
+ld=$(kname ld)
+zeros=$(head -c $((ZCOUNT * BS)) /dev/zero | md5sum | cut -d' ' -f1)
+ev ez /dev/mapper/ld /dev/vdc || gfail zero-lower-create "ez: $(cat /tmp/ev.out)"
+r0=$(stat_field "$ld" 1)
+got=$(md5 /dev/mapper/ez "$ZSTART" "$ZCOUNT")
+r1=$(stat_field "$ld" 1)
+if [ "$got" = "$zeros" ]; then gpass zero-range-reads-zeros; else gfail zero-range-reads-zeros "$got, want zeros $zeros"; fi
+if [ "$r1" = "$r0" ] && [ "$r0" != none ]; then gpass zero-range-no-lower-read; else gfail zero-range-no-lower-read "reads of the data device: $r0, then $r1"; fi
+s0=$(stat_field "$ld" 3)
+got=$(md5 /dev/mapper/ez $((ZSTART + ZCOUNT - 2)) 4)
+s1=$(stat_field "$ld" 3)
+if [ "$got" = "$(cat /ctl/across.md5)" ]; then gpass zero-range-across-end; else gfail zero-range-across-end "$got"; fi
+if [ "$s0" != none ] && [ "$s1" != none ] && [ $((s1 - s0)) = $((2 * spb)) ]; then
+	gpass zero-range-across-end-reads-data-only
+else
+	gfail zero-range-across-end-reads-data-only "sectors read below: $s0, then $s1; want $((2 * spb)) more"
+fi
+set -- $(dmsetup status ez)
+if [ "$4" = V ] && [ "$7" -ge $((ZCOUNT + 2)) ]; then
+	gpass zero-range-status-counts
+else
+	gfail zero-range-status-counts "$*"
+fi
+dmsetup remove ez
+# Had a read of its free blocks reached dm-error, this guest would restart
+# here instead of reporting the check.
+ev ez /dev/mapper/ld /dev/vdc 0 "1 restart_on_error" || gfail zero-lower-create "ez: $(cat /tmp/ev.out)"
+a=$(md5 /dev/mapper/ez "$ZSTART" "$ZCOUNT")
+b=$(md5 /dev/mapper/ez $((ZSTART + ZCOUNT - 2)) 4)
+if [ "$a" = "$zeros" ] && [ "$b" = "$(cat /ctl/across.md5)" ]; then
+	gpass zero-range-restart-on-error-quiet
+else
+	gfail zero-range-restart-on-error-quiet "$a $b"
+fi
+dmsetup remove ez
+dmsetup remove ld
+
+# --- an I/O error is not corruption ------------------------------------------
+# ld: the data disk, but for the data block after the zero range, which
+# fails.  restart_on_corruption and panic_on_corruption must pass the EIO
+# up and leave the guest running.
+db=$((ZSTART + ZCOUNT))
+gcheck error-lower-create sh -c "printf '%s\n' '0 $((db * spb)) linear /dev/vdb 0' \
+	'$((db * spb)) $spb error' '$(((db + 1) * spb)) $((len - (db + 1) * spb)) linear /dev/vdb $(((db + 1) * spb))' |
+	dmsetup create --noudevsync --readonly ld && dmsetup mknodes ld"
+for mode in restart panic; do
+	if ev em /dev/mapper/ld /dev/vdc 0 "1 ${mode}_on_corruption"; then
+		if dd if=/dev/mapper/em of=/dev/null bs=$BS skip=$db count=1 iflag=direct 2>/dev/null; then
+			gfail "io-error-no-$mode" "the read of the failing block succeeded"
+		else
+			set -- $(dmsetup status em)
+			if [ "$4" = V ] && [ "$6" = 0 ]; then gpass "io-error-no-$mode"; else gfail "io-error-no-$mode" "status $*"; fi
+		fi
+		dmsetup remove em
+	else
+		gfail "io-error-no-$mode" "$(cat /tmp/ev.out)"
+	fi
+done
+dmsetup remove ld
+
+# --- suspend under reads over a slow hash device ------------------------------
+# A small dm-bufio cache keeps hash blocks going out and coming back in, so
+# that reads (and their prefetches) of the hash device are always under way.
+echo 65536 >/sys/module/dm_bufio/parameters/max_cache_size_bytes
+hlen=$(blockdev --getsz /dev/vdc)
+if opt_modprobe dm-delay >/tmp/dd.out 2>&1 &&
+	echo "0 $hlen delay /dev/vdc 0 60" | dmsetup create --noudevsync --readonly hd &&
+	dmsetup mknodes hd && ev evs /dev/vdb /dev/mapper/hd; then
+	gpass suspend-delay-create
+else
+	gfail suspend-delay-create "$(cat /tmp/dd.out /tmp/ev.out)"
+fi
+hd=$(kname hd)
+rm -f /tmp/stop /tmp/reader.*
+# reader N: random blocks, each compared with the reference device.
+reader() {
+	_ok=0 _bad=0
+	while [ ! -f /tmp/stop ]; do
+		_b=$(( (RANDOM * 32768 + RANDOM) % BLOCKS ))
+		if [ "$(md5 /dev/mapper/evs "$_b" 1)" = "$(md5 /dev/mapper/ref "$_b" 1)" ]; then
+			_ok=$((_ok + 1))
+		else
+			_bad=$((_bad + 1))
+			echo "block $_b" >>"/tmp/reader.$1.bad"
+		fi
+	done
+	echo "$_ok $_bad" >"/tmp/reader.$1"
+}
+reader 1 &
+reader 2 &
+bad=
+for round in 1 2 3 4 5 6 7 8; do
+	sleep 1
+	dmsetup suspend --noudevsync evs
+	i1=$(inflight "$hd")
+	r1=$(stat_field "$hd" 1)
+	sleep 0.3
+	i2=$(inflight "$hd")
+	r2=$(stat_field "$hd" 1)
+	dmsetup resume --noudevsync evs
+	[ "$i1" = 0 ] && [ "$i2" = 0 ] && [ "$r1" = "$r2" ] ||
+		bad="$bad round $round: in flight $i1 then $i2, reads $r1 then $r2;"
+done
+touch /tmp/stop
+wait
+if [ -z "$bad" ]; then gpass suspend-no-hash-io-while-suspended; else gfail suspend-no-hash-io-while-suspended "$bad"; fi
+read -r ok1 bad1 <"/tmp/reader.1" 2>/dev/null
+read -r ok2 bad2 <"/tmp/reader.2" 2>/dev/null
+echo "devices: suspend: readers read ${ok1:-?} and ${ok2:-?} blocks"
+if [ "${ok1:-0}" -gt 0 ] && [ "${ok2:-0}" -gt 0 ]; then gpass suspend-readers-read; else gfail suspend-readers-read "${ok1:-none} ${ok2:-none}"; fi
+if [ "${bad1:-1}" = 0 ] && [ "${bad2:-1}" = 0 ]; then
+	gpass suspend-readers-never-wrong
+else
+	gfail suspend-readers-never-wrong "$(cat /tmp/reader.*.bad 2>/dev/null | head -n 3 | tr '\n' ' ')"
+fi
+dmsetup remove evs
+dmsetup remove hd
+
+# --- memory ------------------------------------------------------------------
+# The manifest's tables are charged to the memory cgroup of the process that
+# loads the table, and uncharged when the table goes.
+mkdir -p /sys/fs/cgroup
+mount -t cgroup2 none /sys/fs/cgroup
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/load
+m=/sys/fs/cgroup/load/memory.current
+c0=$(cat $m)
+gcheck memcg-create sh -c "echo \$\$ >/sys/fs/cgroup/load/cgroup.procs &&
+	exec dmsetup create --noudevsync --readonly evm --table '0 $len extverity 1 /dev/vdb /dev/vdc 0 sha256 $ROOT'"
+c1=$(cat $m)
+dmsetup remove evm
+c2=$(cat $m)
+echo "devices: memcg: $c0 bytes, $c1 with the table loaded, $c2 after its removal; manifest tables take $MANIFEST_BYTES at least"
+if [ $((c1 - c0)) -ge "$MANIFEST_BYTES" ]; then
+	gpass memcg-manifest-charged
+else
+	gfail memcg-manifest-charged "charged $((c1 - c0)) bytes, want $MANIFEST_BYTES or more"
+fi
+if [ $((c1 - c2)) -ge "$MANIFEST_BYTES" ]; then
+	gpass memcg-manifest-uncharged-on-remove
+else
+	gfail memcg-manifest-uncharged-on-remove "uncharged $((c1 - c2)) bytes, want $MANIFEST_BYTES or more"
+fi
+
+# A load over a hash device that takes 2 s a read, killed while it reads:
+# it must give up at the next block, not read the whole manifest first.
+echo "0 $hlen delay /dev/vdc 0 2000" | dmsetup create --noudevsync --readonly hk
+dmsetup mknodes hk
+hk=$(kname hk)
+dmesg_mark
+dmsetup create --noudevsync --readonly evk --table \
+	"0 $len extverity 1 /dev/vdb /dev/mapper/hk 0 sha256 $ROOT" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 100 ]; do
+	case $(inflight "$hk") in 0 | none) ;; *) break ;; esac
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -9 $pid
+wait $pid
+if dmsetup table evk 2>/dev/null | grep -q extverity; then
+	gfail load-killed-refused "the table loaded: $(dmsetup table evk)"
+else
+	gpass load-killed-refused
+fi
+if dmesg_new | grep -q 'extverity: [0-9:]*: tree table load interrupted by a fatal signal'; then
+	gpass load-killed-stops-early
+else
+	gfail load-killed-stops-early "$(dmesg_new | grep extverity | tail -n 2)"
+fi
+dmsetup remove evk 2>/dev/null
+dmsetup remove hk
+dmsetup remove ref

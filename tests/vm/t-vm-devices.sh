@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The target on the devices and in the device lifecycle a storage stack
+# gives it (one boot, scenarios/devices.sh; docs/testing.md):
+#   - 4Kn devices (a loop device with 4096-byte logical blocks, as a 4Kn
+#     disk or dm-crypt's sector_size:4096): as hash device, as data
+#     device, and a hash start the hash device cannot address refused;
+#   - zero ranges served without I/O: under a data device whose free
+#     blocks fail (dm-error), reads of free blocks, and of data and free
+#     blocks together, return the right bytes and restart_on_error stays
+#     quiet; the lower device sees no read of a free block;
+#   - suspend under random reads, over a slow hash device (dm-delay) and a
+#     small dm-bufio cache: once `dmsetup suspend` returns, no read of the
+#     hash device is in flight or starts, and no read returns a wrong byte;
+#   - memory: the loaded manifest is charged to the loader's memory cgroup
+#     and freed with the table; a load killed with SIGKILL stops early.
+# shellcheck disable=SC1091
+. "$TOPDIR/tests/lib.sh"
+. "$TOPDIR/tests/vm/vm-lib.sh"
+
+why=$(vm_prereqs)
+[ -z "$why" ] && [ ! -f "$MODULE" ] && why="kernel module $MODULE not built (make module)"
+[ -z "$why" ] && [ ! -x "$EXTVERITY_RELEASE" ] && why="tool $EXTVERITY_RELEASE not built (make tools)"
+[ -z "$why" ] && [ ! -x /usr/sbin/losetup ] && why="util-linux losetup not installed"
+if [ -n "$why" ]; then
+	fail "devices VM scenario: $why"
+	finish
+fi
+
+EV=$EXTVERITY_RELEASE
+BS=4096
+w=$WORKDIR/devices
+rm -rf "$w"
+mkdir -p "$w/ctl"
+die() { fail "setup: $*"; finish; }
+
+"$TOPDIR/tests/vm/fixture.sh" "$w/fx" $BS >"$w/fixture.log" 2>&1 ||
+	die "fixture: $(tail -n 3 "$w/fixture.log")"
+IMG=$w/fx/image.ext4
+"$EV" format --salt=- "$IMG" "$w/hash" >"$w/format.out" 2>&1 ||
+	die "extverity format: $(cat "$w/format.out")"
+field() { sed -n "s/^$1:[[:space:]]*//p" "$w/format.out"; }
+ROOT=$(field 'Root digest')
+EXTENTS=$(field Extents)
+TREES=$(field Trees)
+[ -n "$ROOT" ] && [ -n "$EXTENTS" ] && [ -n "$TREES" ] ||
+	die "no root, extent or tree count in: $(cat "$w/format.out")"
+BLOCKS=$(($(stat -c %s "$IMG") / BS))
+
+# A zero range with data right after it (read across the boundary), found
+# by the independent reader of the format, not the tool.
+read -r ZSTART ZCOUNT < <("$TOPDIR/tests/vm/evtloc.py" "$w/hash" zero-ranges |
+	awk -v n="$BLOCKS" '$1 > 0 && $1 + $2 < n && $2 >= 4' | sort -k2 -rn | head -n 1)
+[ -n "$ZSTART" ] || die "no zero range of 4 blocks or more inside the image"
+# The bytes the target must return across its end: zeros, then the data.
+dd if="$IMG" bs=$BS skip=$((ZSTART + ZCOUNT)) count=2 status=none |
+	cat <(head -c $((2 * BS)) /dev/zero) - | md5sum | cut -d' ' -f1 >"$w/ctl/across.md5"
+# The kernel's manifest tables: 32 bytes an extent (struct extverity_ext),
+# 32 bytes and the 32-byte root digest a tree (extverity_mtree, roots).
+MANIFEST_BYTES=$((EXTENTS * 32 + TREES * (32 + 32)))
+
+cat >"$w/ctl/params" <<P
+ROOT=$ROOT
+BLOCKS=$BLOCKS
+ZSTART=$ZSTART
+ZCOUNT=$ZCOUNT
+MANIFEST_BYTES=$MANIFEST_BYTES
+P
+
+VM_OUTDIR=$w run_vm --name=devices --timeout=600 --ctl="$w/ctl" \
+	"$TOPDIR/tests/vm/scenarios/devices.sh" "$IMG:ro" "$w/hash:ro"
+VM_OUTDIR=$w vm_report devices
+grep '^devices:' "$w/boot-devices/output" 2>/dev/null | sed 's/^/   /'
+finish
