@@ -57,8 +57,12 @@ VM_TOPDIR=${TOPDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 : "${QEMU:=qemu-system-x86_64}"
 export KVER VM_MODROOT
 
-# Kernel log lines that fail a run unless the scenario asked for them.
-VM_BAD_RE='BUG[: ]|WARNING:|Oops|Call Trace|KASAN|possible circular locking|kmemleak|general protection|Kernel panic|UBSAN|refcount_t:|list_add corruption|list_del corruption|hung_task|blocked for more than'
+# Kernel log lines that fail a run unless the scenario asked for them.  RCU
+# stalls count without a trace: "rcu: INFO: rcu_sched detected stalls on
+# CPUs/tasks", "rcu: INFO: rcu_preempt self-detected stall on CPU",
+# "rcu_tasks detected stalls", "rcu: INFO: rcu_sched detected expedited
+# stalls", "rcu: rcu_sched kthread starved for N jiffies".
+VM_BAD_RE='BUG[: ]|WARNING:|Oops|Call Trace|KASAN|possible circular locking|kmemleak|general protection|Kernel panic|UBSAN|refcount_t:|list_add corruption|list_del corruption|hung_task|blocked for more than|detected (expedited )?stalls|self-detected stall|kthread starved'
 # ... except these, which every debug kernel boot prints.
 VM_OK_RE='kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread (started|ended))'
 
