@@ -3,6 +3,10 @@
 #
 # Helpers for scenario scripts running inside the test guest (busybox sh).
 # The host gets these lines back through the results file and the console.
+# A check's NAME is one word (a comment may follow after a space); every
+# NAME a scenario reports is declared on a "#@check NAME" line of it or by
+# the host, and the boot fails on a declared check with no result or a
+# result not declared (tests/vm/vm-lib.sh, "Declared checks").
 #
 #   gpass NAME            record "PASS NAME"
 #   gfail NAME WHY...     record "FAIL NAME: WHY"

@@ -7,13 +7,19 @@
 # device covers the first level-0 block of big/multi's tree; reading a data
 # block that needs it must take the guest down under MODE_on_error.  (The
 # data device's error is t-vm-extverity.sh's restart-error/panic-error.)
+# Declared: what comes before the fatal read (after it, nothing may come).
+#@check insmod
+#@check create
+#@check intact-block-reads
 . /ctl/guest-lib.sh
 . /ctl/params
 . /ctl/mode
 
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
 spb=8
 len=$(blockdev --getsz "$IMG_c4")
@@ -25,8 +31,9 @@ printf '%s\n' "0 $s linear $HASH_c4 0" "$s $spb error" \
 if ! dmsetup create --noudevsync --readonly evf \
 	--table "0 $len extverity 1 $IMG_c4 /dev/mapper/lh 0 sha256 $ROOT_c4 1 ${MODE}_on_error" >/tmp/c.out 2>&1; then
 	gfail create "$(cat /tmp/c.out)"
-	exit 0
+	exit 1
 fi
+gpass create
 dmsetup mknodes evf
 # Intact reads first: a target that went down on any read must not pass.
 gcheck intact-block-reads dd if=/dev/mapper/evf of=/dev/null bs=4096 count=1 iflag=direct

@@ -13,13 +13,16 @@
 # linear) every block reads: no error is cached.  A failing superblock or
 # extent map block refuses the table.  A flapping device (flakey up 1 s,
 # down 1 s) never yields a wrong byte.
+#@check insmod
 . /ctl/guest-lib.sh
 . /ctl/params
 
 CIO=/ctl/corrupt-io
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
 spb=8
 len=$(blockdev --getsz "$IMG_c4")
@@ -107,6 +110,30 @@ echo "E $IOE_DATA_BLOCK $IOE_DATA_BLOCK" >/tmp/want.data
 cp "/ctl/c4.exp/$IOE_HASH_POS" /tmp/want.hash
 
 # Data device: flakey, then error, each with and without ignore_corruption.
+#@check data-flakey-lower
+#@check data-flakey-create
+#@check data-flakey-eio-exact
+#@check data-flakey-files
+#@check data-flakey-status-V
+#@check data-flakey-no-corruption-message
+#@check data-flakey-ignore-create
+#@check data-flakey-ignore-eio-exact
+#@check data-flakey-ignore-status-V
+#@check data-flakey-ignore-no-corruption-message
+#@check data-flakey-still-failing
+#@check data-flakey-recovers
+#@check data-error-lower
+#@check data-error-create
+#@check data-error-eio-exact
+#@check data-error-files
+#@check data-error-status-V
+#@check data-error-no-corruption-message
+#@check data-error-ignore-create
+#@check data-error-ignore-eio-exact
+#@check data-error-ignore-status-V
+#@check data-error-ignore-no-corruption-message
+#@check data-error-still-failing
+#@check data-error-recovers
 for kind in flakey error; do
 	if [ $kind = flakey ]; then
 		t="flakey $IMG_c4 $((IOE_DATA_BLOCK * spb)) 0 1"
@@ -116,10 +143,12 @@ for kind in flakey error; do
 	# shellcheck disable=SC2086 # $t is the target and its arguments
 	table ld "$IMG_c4" "$len" "$IOE_DATA_BLOCK" $t | mk ld ||
 		{ gfail "data-$kind-lower" "$(cat /tmp/mk.out)"; continue; }
+	gpass "data-$kind-lower"
 	for opts in "" "1 ignore_corruption"; do
 		n=data-$kind${opts:+-ignore}
 		dmesg_mark
 		ev ev /dev/mapper/ld "$HASH_c4" "$opts" || { gfail "$n-create" "$(cat /tmp/ev.out)"; continue; }
+		gpass "$n-create"
 		whole "$n-eio-exact" /dev/mapper/ev /tmp/want.data
 		[ -z "$opts" ] && files "$n-files" /dev/mapper/ev big/multi
 		status_v "$n-status-V" ev
@@ -131,9 +160,14 @@ for kind in flakey error; do
 		dmsetup remove ev
 	done
 	# The same mapping with the lower device repaired: nothing cached.
-	ev ev /dev/mapper/ld "$HASH_c4" && dd if=/dev/mapper/ev of=/dev/null bs=4096 \
-		skip="$IOE_DATA_BLOCK" count=1 iflag=direct 2>/dev/null &&
+	if ! ev ev /dev/mapper/ld "$HASH_c4"; then
+		gfail "data-$kind-still-failing" "$(cat /tmp/ev.out)"
+	elif dd if=/dev/mapper/ev of=/dev/null bs=4096 \
+		skip="$IOE_DATA_BLOCK" count=1 iflag=direct 2>/dev/null; then
 		gfail "data-$kind-still-failing" "the block read before the repair"
+	else
+		gpass "data-$kind-still-failing"
+	fi
 	linear "$IMG_c4" "$len" | swap ld
 	whole "data-$kind-recovers" /dev/mapper/ev $none
 	dmsetup remove ev
@@ -141,12 +175,29 @@ for kind in flakey error; do
 done
 
 # Hash device: flakey under the first level-0 block of big/multi's tree.
-table lh "$HASH_c4" "$hlen" "$IOE_HASH_BLOCK" flakey "$HASH_c4" $((IOE_HASH_BLOCK * spb)) 0 1 | mk lh ||
+#@check hash-lower
+#@check hash-flakey-ignore-create
+#@check hash-flakey-ignore-eio-exact
+#@check hash-flakey-ignore-status-V
+#@check hash-flakey-ignore-no-corruption-message
+#@check hash-flakey-ignore-log-names-hash-device
+#@check hash-flakey-create
+#@check hash-flakey-eio-exact
+#@check hash-flakey-files
+#@check hash-flakey-status-V
+#@check hash-flakey-no-corruption-message
+#@check hash-flakey-log-names-hash-device
+#@check hash-flakey-recovers
+if table lh "$HASH_c4" "$hlen" "$IOE_HASH_BLOCK" flakey "$HASH_c4" $((IOE_HASH_BLOCK * spb)) 0 1 | mk lh; then
+	gpass hash-lower
+else
 	gfail hash-lower "$(cat /tmp/mk.out)"
+fi
 for opts in "1 ignore_corruption" ""; do
 	n=hash-flakey${opts:+-ignore}
 	dmesg_mark
 	ev ev "$IMG_c4" /dev/mapper/lh "$opts" || { gfail "$n-create" "$(cat /tmp/ev.out)"; continue; }
+	gpass "$n-create"
 	whole "$n-eio-exact" /dev/mapper/ev /tmp/want.hash
 	[ -z "$opts" ] && files "$n-files" /dev/mapper/ev big/multi
 	status_v "$n-status-V" ev
@@ -170,29 +221,49 @@ dmsetup remove ev
 dmsetup remove lh
 
 # Manifest blocks that cannot be read refuse the table, for that reason.
+#@check hash-superblock-error-lower
+#@check hash-superblock-error-refused
+#@check hash-extent-map-error-lower
+#@check hash-extent-map-error-refused
+#@check hash-tree-table-error-lower
+#@check hash-tree-table-error-refused
 for b in "0 superblock" "$IOE_EXTENTS_BLOCK extent map" "$IOE_TREES_BLOCK tree table"; do
 	what=${b#* }
 	b=${b%% *}
-	table lh "$HASH_c4" "$hlen" "$b" error | mk lh || gfail "hash-block-$b-lower" "$(cat /tmp/mk.out)"
+	k=hash-$(echo "$what" | tr ' ' -)-error
+	if table lh "$HASH_c4" "$hlen" "$b" error | mk lh; then
+		gpass "$k-lower"
+	else
+		gfail "$k-lower" "block $b: $(cat /tmp/mk.out)"
+	fi
 	dmesg_mark
 	if ev ev "$IMG_c4" /dev/mapper/lh; then
-		gfail "hash-block-$b-error-refused" "table loaded"
+		gfail "$k-refused" "block $b: table loaded"
 		dmsetup remove ev
 	elif dmesg_new | grep -q "extverity: Cannot read the $what"; then
-		gpass "hash-block-$b-error-refused"
+		gpass "$k-refused"
 	else
-		gfail "hash-block-$b-error-refused" "not for 'Cannot read the $what': $(dmesg_new | grep extverity | tail -n 1)"
+		gfail "$k-refused" "block $b: not for 'Cannot read the $what': $(dmesg_new | grep extverity | tail -n 1)"
 	fi
 	dmsetup remove lh
 done
 
 # Flapping: every block is right or fails, never wrong; reads return.
+#@check flapping-data-setup
+#@check flapping-data-never-wrong
+#@check flapping-data-saw-errors
+#@check flapping-data-status-V
+#@check flapping-hash-setup
+#@check flapping-hash-never-wrong
+#@check flapping-hash-saw-errors
+#@check flapping-hash-status-V
 for side in data hash; do
 	if [ $side = data ]; then
 		echo "0 $len flakey $IMG_c4 0 1 1" | mk lf && ev ev /dev/mapper/lf "$HASH_c4"
 	else
 		echo "0 $hlen flakey $HASH_c4 0 1 1" | mk lf && ev ev "$IMG_c4" /dev/mapper/lf
-	fi || { gfail "flapping-$side" "$(cat /tmp/mk.out /tmp/ev.out)"; continue; }
+	fi || { gfail "flapping-$side-setup" "$(cat /tmp/mk.out /tmp/ev.out)"; continue; }
+	gpass "flapping-$side-setup"
 	end=$(($(cut -d. -f1 /proc/uptime) + FLAP_SECONDS))
 	passes=0 eio=0 why='' loadfail=0
 	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
@@ -225,10 +296,15 @@ for side in data hash; do
 	else
 		gfail "flapping-$side-saw-errors" "$eio failed blocks in $passes passes"
 	fi
-	if dmsetup status ev >/dev/null 2>&1; then
-		status_v "flapping-$side-status-V" ev
-		dmsetup remove ev
-	fi
+	# The hash side's last load may have been refused (the device down):
+	# load it again, the device comes up within a second.
+	_i=0
+	while [ $side = hash ] && dev_gone ev && [ $_i -lt 20 ]; do
+		ev ev "$IMG_c4" /dev/mapper/lf || sleep 0.3
+		_i=$((_i + 1))
+	done
+	status_v "flapping-$side-status-V" ev
+	dmsetup remove ev
 	dmsetup remove lf
 done
 

@@ -11,13 +11,30 @@
 # counter 0).  The data disk's read counter shows those re-reads happened
 # (else the race was never hit and the test proved nothing).  Then the same
 # tampering over a really damaged block: every read fails, status C.
+#@check insmod
+#@check create
+#@check intact-16-no-read-fails
+#@check intact-16-quiet-reads-match
+#@check intact-16-race-hit
+#@check intact-1-no-read-fails
+#@check intact-1-quiet-reads-match
+#@check intact-1-race-hit
+#@check intact-status-V
+#@check intact-no-message
+#@check intact-no-uevent
+#@check create-damaged
+#@check damaged-every-read-fails
+#@check damaged-status-C
+#@check damaged-uevent
 . /ctl/guest-lib.sh
 . /ctl/params
 
 CIO=/ctl/corrupt-io
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
 spb=8
 len=$(blockdev --getsz "$IMG_c4")
@@ -43,8 +60,9 @@ field() {
 if ! dmsetup create --noudevsync --readonly ev \
 	--table "0 $len extverity 1 $IMG_c4 $HASH_c4 0 sha256 $ROOT_c4"; then
 	gfail create "cannot create ev"
-	exit 0
+	exit 1
 fi
+gpass create
 dmsetup mknodes ev
 uevent_start /tmp/ue
 dmesg_mark
@@ -102,8 +120,9 @@ printf '%s\n' "0 $s linear $IMG_c4 0" "$s $spb linear $PATCH_c4 $((pidx * spb))"
 if ! dmsetup create --noudevsync --readonly evd \
 	--table "0 $len extverity 1 /dev/mapper/cdmg $HASH_c4 0 sha256 $ROOT_c4"; then
 	gfail create-damaged "cannot create evd"
-	exit 0
+	exit 1
 fi
+gpass create-damaged
 dmsetup mknodes evd
 uevent_start /tmp/ue
 tamper damaged /dev/mapper/evd 16 3

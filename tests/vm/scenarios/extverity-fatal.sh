@@ -7,13 +7,21 @@
 # block of /dev/vdd; KIND=error reads a block that the underlying device
 # fails (a dm "error" range under the data device).  Either must take the
 # guest down; the host checks how qemu ended and what the console shows.
+# Declared: what comes before the fatal read (after it, nothing may come).
+#@check insmod
+#@check table-has-option
+#@check create
+#@check intact-block-reads
+#@check intact-blocks-around-reads
 . /ctl/guest-lib.sh
 . /ctl/params
 . /ctl/mode
 
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
 data=$D_DATA
 if [ "$KIND" = error ]; then
@@ -31,9 +39,11 @@ case $line in
 *" 1 ${MODE}_on_$KIND"*) gpass table-has-option ;;
 *) gfail table-has-option "$line" ;;
 esac
-if ! dmsetup create --noudevsync --readonly evf --table "$line" >/tmp/c.out 2>&1; then
+if dmsetup create --noudevsync --readonly evf --table "$line" >/tmp/c.out 2>&1; then
+	gpass create
+else
 	gfail create "$(cat /tmp/c.out)"
-	exit 0
+	exit 1
 fi
 dmsetup mknodes evf
 # Intact reads first: a target that went down on any read must not pass.

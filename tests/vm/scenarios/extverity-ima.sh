@@ -5,12 +5,18 @@
 # Guest side of t-vm-extverity.sh, ima boot (ima_policy=critical_data):
 # load a table and print the IMA log's dm_table_load records, which the
 # host decodes and checks.
+#@check insmod
+#@check ima-log-readable
+#@check create
+#@check remove
 . /ctl/guest-lib.sh
 . /ctl/params
 
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 log=/sys/kernel/security/ima/ascii_runtime_measurements

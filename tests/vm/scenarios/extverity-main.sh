@@ -4,7 +4,9 @@
 #
 # Guest side of t-vm-extverity.sh, main boot: scenarios 1-3, 4
 # (ignore_corruption), 5-10.  /ctl/params (written by the host) names the
-# disks (D_*) and what was damaged where.
+# disks (D_*) and what was damaged where.  Each check is declared
+# ("#@check NAME", tests/vm/vm-lib.sh) before its section; the host
+# declares s3-l0-next-range-reads, which needs a third level-0 block.
 . /ctl/guest-lib.sh
 . /ctl/params
 
@@ -12,11 +14,13 @@ mkdir -p /mnt/e /mnt/o
 LEN=$((BLOCKS * BS / 512))
 SPB=$((BS / 512))
 
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+#@check insmod
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
-gpass insmod
 
 # table_for DATA HASH [ROOT] [OPTS...]: the line `extverity table` prints.
 table_for() {
@@ -63,6 +67,15 @@ file_blk() {
 }
 
 # ---------------------------------------------------------------- 1
+#@check s1-table-line
+#@check s1-create
+#@check s1-device-equals-image
+#@check s1-mount
+#@check s1-files-match
+#@check s1-status-V
+#@check s6-write-fails
+#@check s6-write-rw-table-fails
+#@check s6-write-disk-unchanged
 echo "== 1: intact image"
 line=$(extverity table "$D_IMG" "$D_HASH" "$ROOT" 2>&1)
 if line_ok "$line" "$D_IMG" "$D_HASH" 0 "$ROOT"; then gpass s1-table-line
@@ -102,9 +115,28 @@ if [ "$sum" = "$IMAGE_SHA256" ]; then gpass s6-write-disk-unchanged
 else gfail s6-write-disk-unchanged "the data disk changed"; fi
 
 # ---------------------------------------------------------------- 2
+#@check s2-create
+#@check s2-mount
+#@check s2-block0-reads
+#@check s2-block1-reads
+#@check s2-block2-eio
+#@check s2-error-is-EIO
+#@check s2-block3-reads
+#@check s2-other-files-read
+#@check s2-status-C
+#@check s2-dmesg-names-inode-and-offset
+#@check s2-raw-reads-before
+#@check s2-raw-fails-at-block
+#@check s2-raw-reads-after
+#@check s2-raw-prefix-reads
+#@check s2-uevent
+#@check s2-uevent-DM_EXTVERITY_ERR_BLOCK_NR
+#@check s2-uevent-DM_EXTVERITY_ERR_INODE
+#@check s2-uevent-DM_EXTVERITY_ERR_OFFSET
 echo "== 2: flipped byte in $DFILE block 2 (disk block $DPHYS)"
 dmesg_mark
 if create evd "$D_DATA" "$D_HASH" >/tmp/c.out 2>&1; then
+	gpass s2-create
 	# After the create: dm's own change event (DM_COOKIE) does not count.
 	uevent_start /tmp/uevents
 	gcheck s2-mount mount -t ext4 -o ro,noload /dev/mapper/evd /mnt/o
@@ -116,7 +148,8 @@ if create evd "$D_DATA" "$D_HASH" >/tmp/c.out 2>&1; then
 	*"Input/output error"* | *"I/O error"*) gpass s2-error-is-EIO ;;
 	*) gfail s2-error-is-EIO "dd said: $err" ;;
 	esac
-	[ $((DSIZE / BS)) -ge 4 ] && gcheck s2-block3-reads file_blk "/mnt/o$DFILE" 3
+	# $DFILE has 5 blocks or more (the host picks it so).
+	gcheck s2-block3-reads file_blk "/mnt/o$DFILE" 3
 	gcheck s2-other-files-read sh -c "cd /mnt/o && grep -v ' \\.$DFILE\$' /ctl/src.sha256 | sha256sum -c -s"
 	sleep 0.5
 	case $(status_flag evd) in
@@ -160,9 +193,18 @@ else
 fi
 
 # ---------------------------------------------------------------- 3
+#@check s3-meta-create
+#@check s3-meta-mount
+#@check s3-meta-dir-fails
+#@check s3-meta-other-file-reads
+#@check s3-meta-raw-fails-at-block
+#@check s3-meta-raw-reads-before
+#@check s3-meta-raw-reads-after
+#@check s3-meta-dmesg-names-block
 echo "== 3: directory $DIR block (disk block $MPHYS)"
 dmesg_mark
 if create evm "$D_META" "$D_HASH" >/tmp/c.out 2>&1; then
+	gpass s3-meta-create
 	gcheck s3-meta-mount mount -t ext4 -o ro,noload /dev/mapper/evm /mnt/o
 	# busybox ls ignores a failing readdir (exit 0), so look a file up
 	# in the directory instead: the lookup must read the damaged block.
@@ -181,15 +223,32 @@ else
 	gfail s3-meta-create "$(cat /tmp/c.out)"
 fi
 
+#@check s3-l0-two-levels
+#@check s3-l0-create
+#@check s3-l0-mount
+#@check s3-l0-block0-reads
+#@check s3-l0-last-of-first-range-reads
+#@check s3-l0-damaged-range-fails
+#@check s3-l0-damaged-range-end-fails
+#@check s3-l0-other-files-read
+#@check s3-top-create
+#@check s3-top-mount
+#@check s3-top-block0-fails
+#@check s3-top-file-fails
+#@check s3-top-neighbour-reads
+#@check s3-top-other-files-read
 echo "== 3: $LFILE tree levels ($LNLEVELS levels, $L0BLOCKS level-0 blocks)"
 per=$((BS / 32))
 if [ "$LNLEVELS" -ge 2 ] && [ "$L0BLOCKS" -ge 2 ]; then
+	gpass s3-l0-two-levels
 	if create evl "$D_IMG" "$D_HL0" >/tmp/c.out 2>&1; then
+		gpass s3-l0-create
 		gcheck s3-l0-mount mount -t ext4 -o ro,noload /dev/mapper/evl /mnt/o
 		gcheck s3-l0-block0-reads file_blk "/mnt/o$LFILE" 0
 		gcheck s3-l0-last-of-first-range-reads file_blk "/mnt/o$LFILE" $((per - 1))
 		gcheck_fails s3-l0-damaged-range-fails file_blk "/mnt/o$LFILE" $per
 		gcheck_fails s3-l0-damaged-range-end-fails file_blk "/mnt/o$LFILE" $((2 * per - 1))
+		# Declared by the host on the same condition.
 		if [ "$L0BLOCKS" -ge 3 ]; then
 			gcheck s3-l0-next-range-reads file_blk "/mnt/o$LFILE" $((2 * per))
 		fi
@@ -200,9 +259,10 @@ if [ "$LNLEVELS" -ge 2 ] && [ "$L0BLOCKS" -ge 2 ]; then
 		gfail s3-l0-create "$(cat /tmp/c.out)"
 	fi
 else
-	gfail s3-l0 "fixture's largest file $LFILE has no two-level tree"
+	gfail s3-l0-two-levels "fixture's largest file $LFILE has no two-level tree"
 fi
 if create evt "$D_IMG" "$D_HTOP" >/tmp/c.out 2>&1; then
+	gpass s3-top-create
 	gcheck s3-top-mount mount -t ext4 -o ro,noload /dev/mapper/evt /mnt/o
 	gcheck_fails s3-top-block0-fails file_blk "/mnt/o$LFILE" 0
 	gcheck_fails s3-top-file-fails cat "/mnt/o$LFILE"
@@ -218,6 +278,13 @@ else
 	gfail s3-top-create "$(cat /tmp/c.out)"
 fi
 
+#@check s3-manifest-create-fails
+#@check s3-manifest-no-device
+#@check s3-manifest-dmesg
+#@check s3-wrong-root-create-fails
+#@check s3-wrong-root-no-device
+#@check s3-wrong-root-dmesg
+#@check s3-wrong-root-tool-refuses
 echo "== 3: manifest and root digest"
 dmesg_mark
 gcheck_fails s3-manifest-create-fails create evx "$D_IMG" "$D_HEXT"
@@ -240,9 +307,19 @@ dmesg_new
 gcheck_fails s3-wrong-root-tool-refuses extverity table "$D_IMG" "$D_HASH" "$badroot"
 
 # ---------------------------------------------------------------- 4
+#@check s4-ignore-create
+#@check s4-ignore-table-has-option
+#@check s4-ignore-raw-block-reads
+#@check s4-ignore-whole-device-reads
+#@check s4-ignore-returns-disk-bytes
+#@check s4-ignore-logged
+#@check s4-ioerror-create
+#@check s4-ioerror-read-fails
+#@check s4-ioerror-next-block-reads
 echo "== 4: ignore_corruption"
 dmesg_mark
 if create evi "$D_DATA" "$D_HASH" "$ROOT" --ignore-corruption >/tmp/c.out 2>&1; then
+	gpass s4-ignore-create
 	gcheck s4-ignore-table-has-option sh -c 'dmsetup table evi | grep -q ignore_corruption'
 	gcheck s4-ignore-raw-block-reads blk_read /dev/mapper/evi "$DPHYS"
 	gcheck s4-ignore-whole-device-reads dd if=/dev/mapper/evi of=/dev/null bs=1M
@@ -263,6 +340,7 @@ printf '%s\n' "0 $s linear $D_IMG 0" "$s $SPB error" \
 	"$((s + SPB)) $((LEN - s - SPB)) linear $D_IMG $((s + SPB))" |
 	dmsetup create --noudevsync --readonly evio && dmsetup mknodes evio
 if create eve /dev/mapper/evio "$D_HASH" >/tmp/c.out 2>&1; then
+	gpass s4-ioerror-create
 	gcheck_fails s4-ioerror-read-fails blk_read /dev/mapper/eve "$DPHYS"
 	gcheck s4-ioerror-next-block-reads blk_read /dev/mapper/eve $((DPHYS + 1))
 	dmsetup remove --noudevsync eve
@@ -272,6 +350,9 @@ fi
 dmsetup remove --noudevsync evio
 
 # ---------------------------------------------------------------- 5
+#@check s5-create
+#@check s5-table-has-option
+#@check s5-second-read-not-verified
 echo "== 5: check_at_most_once"
 # counters NAME: the numeric fields of the status, one per line.
 counters() {
@@ -294,6 +375,7 @@ twice() {
 	deltas "$c1" "$c2" >"/tmp/$1.d2"
 }
 if create evn "$D_IMG" "$D_HASH" && create evo "$D_IMG" "$D_HASH" "$ROOT" --check-at-most-once; then
+	gpass s5-create
 	gcheck s5-table-has-option sh -c 'dmsetup table evo | grep -q check_at_most_once'
 	twice evn
 	twice evo
@@ -313,8 +395,13 @@ else
 fi
 
 # ---------------------------------------------------------------- 6
+#@check s6-free-create
+#@check s6-free-block-on-disk-is-garbage
+#@check s6-free-block-reads-zeros
+#@check s6-free-device-equals-clean-image
 echo "== 6: free block $FREEBLK holds 0xff on disk"
 if create evf "$D_FREE" "$D_HASH" >/tmp/c.out 2>&1; then
+	gpass s6-free-create
 	gcheck s6-free-block-on-disk-is-garbage sh -c "dd if=$D_FREE bs=$BS skip=$FREEBLK count=1 2>/dev/null | od -An -tx1 | head -n 1 | grep -q ff"
 	dd if=/dev/mapper/evf of=/tmp/fb bs=$BS skip="$FREEBLK" count=1 2>/dev/null
 	head -c "$BS" /dev/zero >/tmp/zb
@@ -328,11 +415,17 @@ else
 fi
 
 # ---------------------------------------------------------------- 7
+#@check s7-table-line
+#@check s7-create
+#@check s7-device-equals-image
+#@check s7-mount
+#@check s7-files-match
 echo "== 7: hash area appended at byte $SIZE"
 line=$(extverity table --hash-offset="$SIZE" "$D_APP" "$D_APP" "$AROOT" 2>&1)
 if line_ok "$line" "$D_APP" "$D_APP" $((SIZE / 512)) "$AROOT"; then gpass s7-table-line
 else gfail s7-table-line "got: $line"; fi
 if dmsetup create --noudevsync --readonly eva --table "$line" >/tmp/c.out 2>&1; then
+	gpass s7-create
 	dmsetup mknodes eva
 	sum=$(sha256sum </dev/mapper/eva | cut -d' ' -f1)
 	if [ "$sum" = "$IMAGE_SHA256" ]; then gpass s7-device-equals-image
@@ -346,10 +439,13 @@ else
 fi
 
 # ---------------------------------------------------------------- 8
+#@check s8-create
+#@check s8-verity-equals-extverity
 echo "== 8: dm-verity cross-check"
 vt="0 $LEN verity 1 $D_IMG $D_VHASH $BS $BS $BLOCKS 1 sha256 $VROOT -"
 if dmsetup create --noudevsync --readonly evv --table "$vt" >/tmp/c.out 2>&1 &&
 	create ev8 "$D_IMG" "$D_HASH" >>/tmp/c.out 2>&1; then
+	gpass s8-create
 	dmsetup mknodes
 	gcheck s8-verity-equals-extverity cmp /dev/mapper/evv /dev/mapper/ev8
 	dmsetup remove --noudevsync evv
@@ -360,6 +456,15 @@ else
 fi
 
 # ---------------------------------------------------------------- 11
+#@check s11-table-line
+#@check s11-create
+#@check s11-device-equals-image
+#@check s11-mount
+#@check s11-files-match
+#@check s11-damaged-create
+#@check s11-damaged-block-fails
+#@check s11-block-before-reads
+#@check s11-block-after-reads
 echo "== 11: sha512, 1 KiB blocks, no salt"
 line=$(extverity table "$D_IMG1K" "$D_HASH1K" "$ROOT1K" 2>&1)
 echo "table: $line"
@@ -368,6 +473,7 @@ case $line in
 *) gfail s11-table-line "got: $line" ;;
 esac
 if dmsetup create --noudevsync --readonly ev1k --table "$line" >/tmp/c.out 2>&1; then
+	gpass s11-create
 	dmsetup mknodes ev1k
 	sum=$(sha256sum </dev/mapper/ev1k | cut -d' ' -f1)
 	if [ "$sum" = "$IMAGE1K_SHA256" ]; then gpass s11-device-equals-image
@@ -381,6 +487,7 @@ else
 fi
 line=$(extverity table "$D_DATA1K" "$D_HASH1K" "$ROOT1K" 2>&1)
 if dmsetup create --noudevsync --readonly ev1d --table "$line" >/tmp/c.out 2>&1; then
+	gpass s11-damaged-create
 	dmsetup mknodes ev1d
 	echo 1 >/proc/sys/vm/drop_caches
 	gcheck s11-damaged-block-fails sh -c "! dd if=/dev/mapper/ev1d of=/dev/null bs=1024 skip=$P1K count=1 iflag=direct"
@@ -395,6 +502,52 @@ else
 fi
 
 # ---------------------------------------------------------------- 10
+# One check s10-bad-N per call of bad below, in order.
+#@check s10-bad-1
+#@check s10-bad-2
+#@check s10-bad-3
+#@check s10-bad-4
+#@check s10-bad-5
+#@check s10-bad-6
+#@check s10-bad-7
+#@check s10-bad-8
+#@check s10-bad-9
+#@check s10-bad-10
+#@check s10-bad-11
+#@check s10-bad-12
+#@check s10-bad-13
+#@check s10-bad-14
+#@check s10-bad-15
+#@check s10-bad-16
+#@check s10-bad-17
+#@check s10-bad-18
+#@check s10-bad-19
+#@check s10-bad-20
+#@check s10-bad-21
+#@check s10-bad-22
+#@check s10-bad-23
+#@check s10-bad-24
+#@check s10-bad-25
+#@check s10-bad-26
+#@check s10-bad-27
+#@check s10-bad-28
+#@check s10-bad-29
+#@check s10-bad-30
+#@check s10-bad-31
+#@check s10-bad-32
+#@check s10-bad-33
+#@check s10-bad-34
+#@check s10-bad-35
+#@check s10-bad-36
+#@check s10-bad-37
+#@check s10-bad-38
+#@check s10-bad-39
+#@check s10-bad-40
+#@check s10-bad-41
+#@check s10-bad-42
+#@check s10-bad-43
+#@check s10-good-line-accepted
+#@check s10-no-device-left
 echo "== 10: malformed tables"
 H="$D_IMG $D_HASH"
 n=0
@@ -467,6 +620,13 @@ fi
 gcheck s10-no-device-left sh -c '! dmsetup ls | grep -q evbad'
 
 # ---------------------------------------------------------------- 9
+#@check s9-mount
+#@check s9-stress-no-errors
+#@check s9-status-still-V
+#@check s9-umount
+#@check s9-remove
+#@check s9-rmmod
+#@check s9-module-gone
 echo "== 9: 8 concurrent readers for $STRESS_SECONDS s"
 dev_gone ev && create ev "$D_IMG" "$D_HASH" >/dev/null 2>&1
 gcheck s9-mount mount -t ext4 -o ro,noload /dev/mapper/ev /mnt/e

@@ -5,6 +5,8 @@
 # Guest side of t-vm-fiemap.sh.  /ctl/plan has a line per filesystem:
 #   FS MOUNT_TYPE GOOD_DEV BAD_DEV HASH_DEV ROOT BAD_INODE BAD_PATH
 # and /ctl/FS.sha256 the sha256 of every file, as the host read them.
+# The host declares each filesystem's checks (/ctl/checks) from the plan.
+#@check insmod
 . /ctl/guest-lib.sh
 
 gcheck insmod ext_insmod

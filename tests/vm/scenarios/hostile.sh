@@ -9,6 +9,14 @@
 # case with the kernel's reason (hostile-tables.py check).  Lines marked V
 # must load and read back as the image; every table is removed again.
 # (--noudevsync and no udev: `dmsetup mknodes` makes /dev/mapper/NAME.)
+#@check insmod
+#@check all-cases-ran
+#@check no-dm-left
+#@check final-load
+#@check final-readback
+#@check final-files
+#@check final-status
+#@check final-remove
 . /ctl/guest-lib.sh
 . /ctl/params
 

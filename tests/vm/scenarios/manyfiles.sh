@@ -4,12 +4,22 @@
 #
 # Guest side of t-vm-manyfiles.sh: /dev/vdb is a 100k-file ext4 image,
 # /dev/vdc its hash area; /ctl/params has ROOT, EXTENTS, TREES.
+#@check insmod
+#@check table
+#@check create
+#@check mount
+#@check sample-files-match
+#@check file-count
+#@check status-V
+#@check remove
 . /ctl/guest-lib.sh
 . /ctl/params
 
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
 # uptime in centiseconds, and kernel memory (slab + vmalloc) in KiB.
 now_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
@@ -19,8 +29,9 @@ kmem_kb() {
 
 table=$(extverity table /dev/vdb /dev/vdc "$ROOT") || {
 	gfail table "extverity table failed"
-	exit 0
+	exit 1
 }
+gpass table
 echo 3 >/proc/sys/vm/drop_caches
 m0=$(kmem_kb)
 t0=$(now_cs)

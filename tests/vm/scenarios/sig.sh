@@ -4,7 +4,36 @@
 #
 # Guest side of t-vm-sig.sh: signed root digests (root_hash_sig_key_desc,
 # require_signatures).  Refusals are checked on every kernel; a signature
-# that verifies only where the kernel trusts the test CA (TRUSTED=1).
+# that verifies only where the kernel trusts the test CA (TRUSTED=1): the
+# host declares those checks (/ctl/checks) when it sets TRUSTED=1.
+#@check insmod
+#@check require-default-off
+#@check require-read-only
+#@check test-ca-trust-as-configured
+#@check unsigned-open
+#@check unsigned-close
+#@check missing-key
+#@check missing-key-no-dm
+#@check untrusted
+#@check untrusted-no-dm
+#@check opt-no-argument
+#@check opt-bad-desc
+#@check opt-twice
+#@check opt-too-many
+#@check opt-arg-counted
+#@check opts-no-dm
+#@check junk
+#@check junk-no-dm
+#@check rmmod
+#@check insmod-require
+#@check require-on
+#@check require-unsigned
+#@check require-unsigned-no-dm
+#@check require-unsigned-dmsetup
+#@check require-untrusted
+#@check require-untrusted-no-dm
+#@check require-missing-key
+#@check rmmod-end
 . /ctl/guest-lib.sh
 . /ctl/params
 
@@ -74,11 +103,12 @@ signed_open() {
 	no_dm "$1"
 }
 
-if ! ext_insmod >/tmp/insmod.out 2>&1; then
+if ext_insmod >/tmp/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat /tmp/insmod.out)"
-	exit 0
+	exit 1
 fi
-gpass insmod
 P=/sys/module/dm_extverity/parameters/require_signatures
 if [ "$(cat $P 2>/dev/null)" = N ]; then gpass require-default-off
 else gfail require-default-off "$P: $(cat $P 2>&1)"; fi

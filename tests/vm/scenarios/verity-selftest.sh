@@ -4,6 +4,16 @@
 # dm-verity.  /dev/vdb is an ext4 image, /dev/vdc its veritysetup hash
 # device; /ctl/params holds ROOT, DATA_BLOCKS, IMAGE_SHA256; /ctl/src.sha256
 # the sha256sum manifest of the image's source tree.
+#@check verity-create
+#@check verity-node
+#@check verity-device-equals-image
+#@check verity-mount
+#@check verity-files-match
+#@check verity-status-V
+#@check verity-remove
+#@check verity-bad-create
+#@check verity-bad-read-fails
+#@check verity-bad-logged
 . /ctl/guest-lib.sh
 . /ctl/params
 
