@@ -83,6 +83,19 @@ IMAGE_SHA256=$(sha256sum <"$IMG" | cut -d' ' -f1)
 EOF2
 cp "$w/ctl/params" "$w/params.txt"
 
+# LVM: the guest runs the lvm-* checks when tests/vm/mkinitramfs.sh put
+# lvm in the initramfs (VM_EXTRA_BINS, when lvm2 is installed); declared
+# here on that condition, read from the initramfs run_vm boots (built now,
+# cached for run_vm), or reported as a skip.
+initrd=$("$TOPDIR/tests/vm/mkinitramfs.sh" "$TOPDIR/build/vm/initramfs-$KVER.cpio.gz") ||
+	die "initramfs build failed"
+if gzip -dc "$initrd" | cpio -it --quiet 2>/dev/null | grep -Eqx '(\./)?sbin/lvm'; then
+	printf '%s\n' lvm-setup lvm-open lvm-status lvm-mount lvm-files-match \
+		lvm-close lvm-lvs-remain lvm-no-loop lvm-no-dm >"$w/ctl/checks"
+else
+	skip "cli/lvm: no lvm in the initramfs (apt-get install lvm2, or VM_EXTRA_BINS)"
+fi
+
 run_vm --name=cli --timeout=300 --ctl="$w/ctl" \
 	"$TOPDIR/tests/vm/scenarios/cli.sh" "$w/files.ext4:ro" "$IMG:ro" \
 	"$w/files/image.hash:ro" "$w/app.raw:ro" "$w/pv1" "$w/pv2"

@@ -136,26 +136,17 @@ cat "$w/c4.classes" "$w/c1.classes" |
 
 t0=$(date +%s)
 if [[ " $VM_ONLY " == *" matrix "* ]]; then
-	run_vm --name=matrix --timeout=600 --ctl="$w/ctl" \
+	# Every line of the plan is a declared check: a position the guest
+	# skipped or never reached fails the boot (vm_report).
+	for n in c4 c1; do
+		awk -v n="$n" '{ print "matrix-" n "-" $1 "-" $2 }' "$w/ctl/$n.pos"
+	done >"$w/matrix.checks"
+	planned=$(grep -c . "$w/matrix.checks")
+	[ "$planned" -gt 0 ] || die "the matrix plan is empty"
+	run_vm --name=matrix --timeout=600 --ctl="$w/ctl" --checks="$w/matrix.checks" \
 		"$TOPDIR/tests/vm/scenarios/corrupt.sh" "${disks[@]}"
 	vm_report matrix
-	# Every line of the plan has its result: a position the guest skipped
-	# or never reached fails here instead of going unnoticed.
-	res=$VM_OUTDIR/boot-matrix/results
-	planned=0 missing=()
-	for n in c4 c1; do
-		while read -r id cls _; do
-			planned=$((planned + 1))
-			r=matrix-$n-$id-$cls
-			grep -qxF "PASS $r" "$res" 2>/dev/null || grep -qF "FAIL $r: " "$res" 2>/dev/null ||
-				missing+=("$r")
-		done <"$w/ctl/$n.pos"
-	done
-	if [ "$planned" -gt 0 ] && [ ${#missing[@]} -eq 0 ]; then
-		pass "matrix/every planned position has a result ($planned)"
-	else
-		fail "matrix/${#missing[@]} of $planned planned positions have no result: ${missing[*]:0:5}"
-	fi
+	echo "  $planned planned positions"
 	echo "  positions per class: $(awk '{printf "%s%s %s", sep, $1, $2; sep = ", "}' "$w/classes")"
 	grep '^matrix ' "$VM_OUTDIR/boot-matrix/output" 2>/dev/null | sed 's/^/  /'
 fi

@@ -40,27 +40,89 @@ run_vm --name=harness --timeout=120 --ctl="$w/ctl" \
 vm_report harness
 
 # The harness must tell a panic and a restart from a clean power-off.
-printf '%s\n' '. /ctl/guest-lib.sh' 'gpass before-panic' \
+printf '%s\n' '. /ctl/guest-lib.sh' '#@check before-panic' 'gpass before-panic' \
 	'echo 1 >/proc/sys/kernel/sysrq' 'echo c >/proc/sysrq-trigger' >"$w/panic.sh"
 run_vm --name=panic --expect=panic --timeout=60 "$w/panic.sh"
 vm_report panic panic
-printf '%s\n' '. /ctl/guest-lib.sh' 'gpass before-restart' 'reboot -f' >"$w/restart.sh"
+printf '%s\n' '. /ctl/guest-lib.sh' '#@check before-restart' 'gpass before-restart' \
+	'reboot -f' >"$w/restart.sh"
 run_vm --name=restart --expect=restart --timeout=60 "$w/restart.sh"
 vm_report restart restart
 
+# self_report NAME [EXPECT]: vm_report NAME into $WORKDIR/NAME.results, not
+# into the test's own results (these boots must fail); prints that file.
+self_report() {
+	local r=$WORKDIR/$1.results
+	rm -f "$r"
+	(RESULTS=$r; _test_name=$1; vm_report "$1" "${2:-poweroff}") >/dev/null 2>&1
+	echo "$r"
+}
+
 # A scenario that dies after a check must fail its boot, however clean the
-# power-off: a shell error ends it early, and /init's exit status says so.
-printf '%s\n' '. /ctl/guest-lib.sh' 'gpass before-dying' 'no_such_command_here' \
-	'exit 7' 'gpass never-reached' >"$w/dies.sh"
+# power-off: a shell error ends it early, and /init's exit status says so;
+# the checks it declared but never reached fail too.
+printf '%s\n' '. /ctl/guest-lib.sh' '#@check before-dying' '#@check never-reached' \
+	'gpass before-dying' 'no_such_command_here' 'exit 7' 'gpass never-reached' >"$w/dies.sh"
 run_vm --name=dies --timeout=60 "$w/dies.sh"
-dies_results=$WORKDIR/dies.results
-(RESULTS=$dies_results; _test_name=dies; vm_report dies) >/dev/null 2>&1
-if grep -q "^FAIL dies: dies/scenario did not complete: exit '7'" "$dies_results" &&
-	grep -q '^PASS dies: dies/before-dying' "$dies_results" &&
-	! grep -q never-reached "$dies_results"; then
-	pass "dies/a scenario that exits 7 after one check fails its boot"
+r=$(self_report dies)
+if grep -q "^FAIL dies: dies/scenario did not complete: exit '7'" "$r" &&
+	grep -q '^PASS dies: dies/before-dying' "$r" &&
+	grep -q "^FAIL dies: dies/declared-checks: 'never-reached' was declared but has no result" "$r" &&
+	! grep -q '^[A-Z]* dies: dies/never-reached' "$r"; then
+	pass "dies/a scenario that exits 7 after one check fails its boot, and its unreached check"
 else
-	fail "dies/the dying scenario was not failed: $(tr '\n' '|' <"$dies_results")"
+	fail "dies/the dying scenario was not failed: $(tr '\n' '|' <"$r")"
+fi
+
+# A scenario that powers off by itself, clean as it looks (EVT-POWEROFF),
+# never wrote the completion marker: the boot fails.
+printf '%s\n' '. /ctl/guest-lib.sh' '#@check before-leaving' 'gpass before-leaving' \
+	'sync' 'sleep 1' 'echo EVT-POWEROFF' 'sleep 1' 'poweroff -f' >"$w/leaves.sh"
+run_vm --name=leaves --timeout=60 "$w/leaves.sh"
+r=$(self_report leaves)
+if grep -q '^PASS leaves: leaves/boot (poweroff' "$r" &&
+	grep -q '^FAIL leaves: leaves/scenario did not complete: no completion marker' "$r" &&
+	grep -q '^PASS leaves: leaves/declared-checks' "$r"; then
+	pass "leaves/a scenario that powers off without the completion marker fails its boot"
+else
+	fail "leaves/the scenario without a completion marker was not failed: $(tr '\n' '|' <"$r")"
+fi
+
+# Declarations: a scenario that exits 0 but leaves out a check it declared
+# (by "#@check", in the control directory's checks file, or with --checks)
+# or reports one nobody declared fails its boot, one failure naming each;
+# so does a malformed declaration.  The checks that were declared and
+# reported pass.
+mkdir -p "$w/decl-ctl"
+printf '%s\n' ctl-declared ctl-unreported >"$w/decl-ctl/checks"
+printf '%s\n' '# declared with --checks' option-declared option-unreported >"$w/decl.checks"
+printf '%s\n' '. /ctl/guest-lib.sh' '#@check declared' '#@check never-reported' \
+	'#@check two words' 'gpass declared' 'gpass ctl-declared' \
+	'gpass "option-declared (with a comment)"' 'gfail undeclared-result "reported, never declared"' \
+	'gpass undeclared-pass' >"$w/decl.sh"
+run_vm --name=declared --timeout=60 --ctl="$w/decl-ctl" --checks="$w/decl.checks" "$w/decl.sh"
+r=$(self_report declared)
+why=
+grep -q '^PASS declared: declared/scenario-completed' "$r" || why+=" not completed?"
+for c in never-reported ctl-unreported option-unreported; do
+	grep -q "^FAIL declared: declared/declared-checks: '$c' was declared but has no result" "$r" ||
+		why+=" no failure for the missing $c;"
+done
+for c in undeclared-result undeclared-pass; do
+	grep -q "^FAIL declared: declared/declared-checks: result '$c' was not declared" "$r" ||
+		why+=" no failure for the undeclared $c;"
+done
+grep -q "^FAIL declared: declared/declared-checks: malformed declaration: .*#@check two words" "$r" ||
+	why+=" no failure for the malformed declaration;"
+[ "$(grep -c '^FAIL declared: declared/declared-checks' "$r")" -eq 6 ] ||
+	why+=" not exactly 6 declaration failures;"
+for c in declared ctl-declared option-declared; do
+	grep -q "^PASS declared: declared/$c" "$r" || why+=" $c did not pass;"
+done
+if [ -z "$why" ]; then
+	pass "declared/missing, undeclared and malformed checks each fail the boot; declared ones pass"
+else
+	fail "declared/the declarations were not enforced:$why see $r"
 fi
 
 # The debug kernel: a KASAN report and a leak must each fail a boot.  The
@@ -72,7 +134,7 @@ if [ "$VM_DEBUG_KERNEL" = 1 ]; then
 		f=$(find "$VM_MODROOT/lib/modules/$KVER" -name "$m.ko" | head -n 1)
 		[ -n "$f" ] && cp "$f" "$w/dbg/"
 	done
-	printf '%s\n' '. /ctl/guest-lib.sh' 'insmod /ctl/kasan_test_module.ko' \
+	printf '%s\n' '. /ctl/guest-lib.sh' '#@check inserted' 'insmod /ctl/kasan_test_module.ko' \
 		'insmod /ctl/kmemleak-test.ko' 'gpass inserted' >"$w/detect.sh"
 	if run_vm --name=detect --timeout=120 --ctl="$w/dbg" "$w/detect.sh"; then
 		fail "detect: a boot with KASAN reports and leaks passed"

@@ -13,22 +13,28 @@
 #       --timeout=SECONDS      kill qemu after this long (default 300)
 #       --ctl=DIR              extra files for the control disk (in /ctl)
 #       --append=ARGS          extra kernel command line arguments
+#       --checks=FILE          more declared checks, one NAME a line (may be
+#                              given more than once)
 #       DISK                   a raw image; append ":ro" for a read-only drive
 #     Boots the guest with the control disk as /dev/vda and the DISKs as
 #     /dev/vdb, /dev/vdc, ...  Leaves in $VM_OUTDIR/NAME: console.log (CRs
 #     stripped), results (PASS/FAIL lines from the guest), output (the
 #     scenario's stdout), dmesg, outcome (poweroff|restart|panic|timeout|
-#     crash) and problems (kernel log lines that fail the run).  Returns 0
-#     when the boot ended as expected and the log is clean.
+#     crash), problems (kernel log lines that fail the run) and
+#     checks.declared (below).  Returns 0 when the boot ended as expected
+#     and the log is clean.
 #   vm_report NAME [EXPECT [LABEL]]
 #                              turn $VM_OUTDIR/NAME's results into
 #                              pass/fail cases (prefix LABEL/, default
-#                              NAME/) plus LABEL/boot and LABEL/kernel-log
-#   vm_console_boot OUT EXPECT SECONDS QEMU_ARG...
+#                              NAME/) plus LABEL/boot, LABEL/kernel-log,
+#                              LABEL/scenario-completed (powered-off boots)
+#                              and LABEL/declared-checks
+#   vm_console_boot [--scenario=FILE] [--checks=FILE]... OUT EXPECT SECONDS QEMU_ARG...
 #                              a boot with the caller's kernel, disks and
 #                              command line whose guest reports EVT-RESULT
 #                              lines on the console; leaves OUT as run_vm
-#   vm_expect_results LABEL OUT N  the guest reported exactly N results
+#                              (declarations: FILE's #@check lines, the
+#                              lists; none given: the guest reports nothing)
 #   vm_console_in_order OUT RE...  the console has lines matching each RE,
 #                              in that order (prints their line numbers)
 #
@@ -42,6 +48,21 @@
 #   VM_DEBUG_KERNEL 1 on the debug kernel (KASAN, lockdep, kmemleak)
 #   vm_kconfig SYM  prints CONFIG_SYM's value in $VM_KCONFIG (y, m, ...;
 #                   nothing when unset), for a boot that needs an option
+#
+# Declared checks.  A boot passes only when the guest reported exactly the
+# checks declared for it: a declared check with no PASS or FAIL line fails
+# (the guest stopped early, or skipped it), and so does a result nobody
+# declared (the declarations must stay complete).  A check's NAME is the
+# first word given to gpass/gfail/gcheck/gcheck_fails (what follows a
+# space is a comment); it is declared by
+#   - a line "#@check NAME" of the scenario (leading blanks allowed), one
+#     per line, for the checks it always reports;
+#   - the host, for checks known only at run time (per-case lists it
+#     generated, checks that depend on the kernel or the host): a file
+#     "checks" in the --ctl directory, or run_vm --checks=FILE, one NAME a
+#     line (blank lines and "#" comments ignored).
+# The declarations are the union of all of them.  A restart or panic boot
+# declares only what its scenario reports before the fatal read.
 
 VM_TOPDIR=${TOPDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 : "${VM_MODROOT:=}"
@@ -81,6 +102,7 @@ vm_prereqs() {
 
 run_vm() {
 	local name='' expect=poweroff timeout=300 ctl='' append='' arg
+	local checks=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--name=*) name=${1#*=} ;;
@@ -88,6 +110,7 @@ run_vm() {
 		--timeout=*) timeout=${1#*=} ;;
 		--ctl=*) ctl=${1#*=} ;;
 		--append=*) append=${1#*=} ;;
+		--checks=*) checks+=("$1") ;;
 		*) break ;;
 		esac
 		shift
@@ -98,6 +121,9 @@ run_vm() {
 	local out=$VM_OUTDIR/boot-$name
 	rm -rf "$out"
 	mkdir -p "$out/ctl"
+	local decl=(--scenario="$scenario" "${checks[@]}")
+	[ -n "$ctl" ] && [ -f "$ctl/checks" ] && decl+=(--checks="$ctl/checks")
+	vm_declare "$out" "${decl[@]}"
 
 	local initrd
 	timeout=$((timeout * VM_TIME_FACTOR))
@@ -216,15 +242,73 @@ vm_judge() {
 	} | grep -E "$VM_BAD_RE" | grep -Ev "$VM_OK_RE" | sort -u >"$out/problems" || true
 }
 
-# vm_console_boot OUT EXPECT SECONDS QEMU_ARG...: a boot of a guest that
-# reports on the console only (no control disk: its own kernel or root, as
-# in t-vm-builtin.sh and t-vm-initramfs.sh); SECONDS is scaled by
-# VM_TIME_FACTOR.  Leaves OUT as run_vm does, for vm_report.
+# vm_declare OUT [--scenario=FILE | --checks=FILE]...: write the checks
+# declared for a boot to OUT/checks.declared (sorted, once each): the
+# "#@check NAME" lines of each scenario FILE and the NAME lines of each
+# checks FILE.  A declaration that is not one word (or ends in ':'), and a
+# checks FILE that does not exist, go to OUT/checks.malformed, which fails
+# the boot in vm_report.
+vm_declare() {
+	local out=$1 a f
+	shift
+	mkdir -p "$out"
+	: >"$out/checks.malformed"
+	for a in "$@"; do
+		f=${a#*=}
+		if [ ! -f "$f" ]; then
+			echo "${a%%=*} $f: no such file" >>"$out/checks.malformed"
+			continue
+		fi
+		case $a in
+		--scenario=*)
+			awk -v f="$f" '
+				/^[[:space:]]*#@check([[:space:]]|$)/ {
+					n = $0
+					sub(/^[[:space:]]*#@check[[:space:]]*/, "", n)
+					sub(/[[:space:]]+$/, "", n)
+					if (n == "" || n ~ /[[:space:]]|:$/)
+						print f ":" FNR ": malformed: " $0 >"/dev/stderr"
+					else
+						print n
+				}' "$f" ;;
+		--checks=*)
+			awk -v f="$f" '
+				/^[[:space:]]*(#|$)/ { next }
+				{
+					n = $0
+					sub(/^[[:space:]]+/, "", n)
+					sub(/[[:space:]]+$/, "", n)
+					if (n ~ /[[:space:]]|:$/)
+						print f ":" FNR ": malformed: " $0 >"/dev/stderr"
+					else
+						print n
+				}' "$f" ;;
+		*) echo "vm_declare: unknown argument $a" >&2 ;;
+		esac
+	done 2>>"$out/checks.malformed" | LC_ALL=C sort -u >"$out/checks.declared"
+}
+
+# vm_console_boot [--scenario=FILE] [--checks=FILE]... OUT EXPECT SECONDS
+# QEMU_ARG...: a boot of a guest that reports on the console only (no
+# control disk: its own kernel or root, as in t-vm-builtin.sh and
+# t-vm-initramfs.sh); SECONDS is scaled by VM_TIME_FACTOR.  The checks
+# declared for it: FILE's "#@check" lines and the lists (none: the guest
+# must report nothing).  A guest powering off writes "EVT-END exit=0" after
+# its last check.  Leaves OUT as run_vm does, for vm_report.
 vm_console_boot() {
+	local decl=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--scenario=* | --checks=*) decl+=("$1") ;;
+		*) break ;;
+		esac
+		shift
+	done
 	local out=$1 expect=$2 t=$(($3 * VM_TIME_FACTOR)) rc start attempt
 	shift 3
 	mkdir -p "$out"
 	rm -f "$out/results"
+	vm_declare "$out" "${decl[@]}"
 	for attempt in 1 2; do
 		rc=0
 		start=$(date +%s)
@@ -257,16 +341,35 @@ vm_console_in_order() {
 	return $ok
 }
 
-# vm_expect_results LABEL OUT N: the guest of a boot reported N results (a
-# missing one is a failure, not silence).
-vm_expect_results() {
-	local n
-	n=$(grep -c . "$2/results")
-	if [ "$n" -eq "$3" ]; then
-		pass "$1/results ($n)"
-	else
-		fail "$1/results: $n from the guest, want $3; see $2/console.log"
+# vm_check_declared OUT LABEL: every check declared for the boot in OUT has
+# a PASS or FAIL line in OUT/results, and every result was declared.  One
+# case LABEL/declared-checks when all is well, else one failure per check
+# missing, per result undeclared and per malformed declaration.
+vm_check_declared() {
+	local out=$1 name=$2 n bad=0 see=$1/output
+	[ -f "$see" ] || see=$out/console.log
+	if [ ! -f "$out/checks.declared" ]; then
+		fail "$name/declared-checks: no declarations ($out/checks.declared)"
+		return
 	fi
+	# A result's name: its first word ("FAIL NAME: why" loses the colon).
+	{ [ -f "$out/results" ] && cat "$out/results"; } |
+		awk '$1 == "PASS" || $1 == "FAIL" { n = $2; if ($1 == "FAIL") sub(/:$/, "", n); print n }' |
+		LC_ALL=C sort -u >"$out/checks.reported"
+	while IFS= read -r n; do
+		fail "$name/declared-checks: malformed declaration: $n"
+		bad=1
+	done <"$out/checks.malformed"
+	while IFS= read -r n; do
+		fail "$name/declared-checks: '$n' was declared but has no result; see $see"
+		bad=1
+	done < <(LC_ALL=C comm -23 "$out/checks.declared" "$out/checks.reported")
+	while IFS= read -r n; do
+		fail "$name/declared-checks: result '$n' was not declared (#@check $n, or the host's checks)"
+		bad=1
+	done < <(LC_ALL=C comm -13 "$out/checks.declared" "$out/checks.reported")
+	[ $bad = 1 ] ||
+		pass "$name/declared-checks ($(grep -c . "$out/checks.declared") declared, each reported)"
 }
 
 vm_report() {
@@ -283,17 +386,23 @@ vm_report() {
 	else
 		pass "$name/kernel-log clean"
 	fi
-	# A powered-off boot ran its scenario to the end: /init wrote its exit
-	# status after it (restart and panic boots end inside it).
-	if [ "$expect" = poweroff ] && [ -f "$out/ctl.img" ]; then
+	# A powered-off boot ran its scenario to the end: after its last check
+	# the guest wrote the completion marker with the exit status (/init:
+	# /results/exit and "EVT-END exit=N"; a console guest: the line).
+	# Restart and panic boots end inside the scenario.
+	if [ "$expect" = poweroff ]; then
 		local rc
-		rc=$(cat "$out/exit" 2>/dev/null || sed -n 's/^EVT-END exit=//p' "$out/console.log" | tail -n 1)
+		rc=$(cat "$out/exit" 2>/dev/null ||
+			sed -n 's/^EVT-END exit=//p' "$out/console.log" 2>/dev/null | tail -n 1)
 		if [ "$rc" = 0 ]; then
 			pass "$name/scenario-completed (exit 0)"
+		elif [ -z "$rc" ]; then
+			fail "$name/scenario did not complete: no completion marker (EVT-END exit=N); see $out/console.log"
 		else
-			fail "$name/scenario did not complete: exit '${rc:-none}'; see $out/output"
+			fail "$name/scenario did not complete: exit '$rc'; see $out/output"
 		fi
 	fi
+	vm_check_declared "$out" "$name"
 	[ -f "$out/results" ] || return 0
 	while IFS= read -r line; do
 		case $line in
