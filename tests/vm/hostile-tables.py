@@ -16,8 +16,9 @@ hostile-tables.py gen OUTDIR LEN ROOT DISK_SECTORS
 hostile-tables.py check EXPECT... -- RESULTS DMESG
     Checks the guest's RESULTS ("ID RC PRESENT READBACK" lines) against the
     EXPECT files, with the kernel log DMESG cut at the "EVTH ID" markers
-    the guest wrote to /dev/kmsg.  Prints "PASS name" / "FAIL name: why"
-    lines and a count summary.
+    the guest wrote to /dev/kmsg.  An EXPECT line may give several REGEXes
+    (tab-separated): each must match a log line of the case.  Prints
+    "PASS name" / "FAIL name: why" lines and a count summary.
 """
 import os
 import random
@@ -307,7 +308,7 @@ def check(expect_files, results, dmesg):
     stats = {}
     fails = 0
     for cid, (want, name, regex, fn) in sorted(expect.items()):
-        kind = 'manifest' if cid.startswith('m') else 'table'
+        kind = {'m': 'manifest', 'l': 'lbs'}.get(cid[0], 'table')
         st = stats.setdefault(kind, {'tried': 0, 'refused': 0,
                                      'accepted': 0, 'reason-ok': 0,
                                      'no-kernel-msg': 0})
@@ -333,9 +334,11 @@ def check(expect_files, results, dmesg):
             elif rc == '0':
                 why = 'hostile case ACCEPTED by the kernel'
             elif regex:
-                if not any(re.search(regex, ln) for ln in log):
+                missing = [rx for rx in regex.split('\t')
+                           if not any(re.search(rx, ln) for ln in log)]
+                if missing:
                     why = 'no /%s/ in the kernel log: %s' % (
-                        regex, ' | '.join(log[-3:]) or 'nothing')
+                        '/, /'.join(missing), ' | '.join(log[-3:]) or 'nothing')
                 else:
                     st['reason-ok'] += 1
             else:
