@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Hash areas that authenticate but lie, in userspace: evforge.py changes one
+# thing and re-signs the sections and the superblock, so only the tool's
+# validators stand between the lie and a verify that reads past what the
+# manifest covers.  Each must be refused for what was changed; the two
+# rewrites that keep the area valid must verify.  Then a root computed with
+# the wrong algorithm.  The kernel's side: tests/vm/t-vm-hostile.sh.
+. "$TOPDIR/tests/userspace/common.sh"
+W=$WORKDIR
+F=$TOPDIR/tests/userspace/evforge.py
+MKIMAGE_NO_BIG=1 mkimg "$W/i" 4096
+img=$W/i/image.ext4
+"$EXTVERITY" format --salt=- "$img" "$W/h" >"$W/fmt" 2>&1 ||
+	{ fail "format: $(cat "$W/fmt")"; finish; }
+root=$(root_of "$W/fmt")
+
+# forged NAME RC PATTERN CHANGE: the area with CHANGE (evforge.py) must
+# verify with exit RC, its stderr matching PATTERN when RC is not 0.
+forged() {
+	local name=$1 rc=$2 pattern=$3 change=$4 r
+	rm -f "$W/hf"
+	if ! r=$(python3 "$F" "$W/h" "$W/hf" "$root" "$change" 2>"$W/forge.err"); then
+		fail "$name: evforge.py $change: $(cat "$W/forge.err")"
+		return
+	fi
+	if [ "$change" != same ] && [ "$r" = "$root" ]; then
+		fail "$name: evforge.py $change left the root unchanged"
+	elif [ "$rc" -eq 0 ]; then
+		check_exit "$name" 0 "$EXTVERITY" verify "$img" "$W/hf" "$r"
+	else
+		check_err "$name" "$rc" "$pattern" "$EXTVERITY" verify "$img" "$W/hf" "$r"
+	fi
+}
+
+forged "re-encoded unchanged: same root, verifies" 0 '' same
+check "re-encoded area is byte-identical" cmp -s "$W/h" "$W/hf"
+forged "an extent cut in two verifies" 0 '' split-extent
+forged "extent map stopping short of the image refused" 2 \
+	'extent map does not cover the data image' drop-last-extent
+forged "gap in the extent map refused" 2 \
+	'extent [0-9]+: extent map is not sorted and contiguous' drop-middle-extent
+forged "extent running past its tree refused" 2 \
+	'extent [0-9]+: extent runs past the end of its tree' extent-past-tree
+forged "section starting past the hash area refused" 1 \
+	'section lies outside the hash area' section-past-area
+
+# The root is the superblock's digest by the superblock's own algorithm:
+# the same bytes hashed with the other one are no root.
+"$EXTVERITY" format --hash=sha512 --salt=- "$img" "$W/h512" >/dev/null 2>&1
+r=$(head -c 1024 "$W/h512" | sha256sum | cut -d' ' -f1)
+check_err "sha256 of a sha512 area's superblock is no root" 1 \
+	'root digest does not match' "$EXTVERITY" verify "$img" "$W/h512" "$r"
+r=$(head -c 1024 "$W/h" | sha512sum | cut -d' ' -f1)
+check_err "sha512 of a sha256 area's superblock is no root" 1 \
+	'root digest does not match' "$EXTVERITY" verify "$img" "$W/h" "$r"
+finish
