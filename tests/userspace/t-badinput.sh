@@ -66,6 +66,20 @@ check_err "table: wrong root" 1 "$msg" "$E" table "$img" "$W/h" \
 	"$(printf '%s' "$root" | tr '0-9a-f' '1-9a-f0')"
 check_err "table: two error modes" 1 "$msg" "$E" table --restart-on-error \
 	--panic-on-error "$img" "$W/h" "$root"
+# Exclusive table options, every pair in both orders: the second given is
+# refused, naming both.  Options of different groups go together.
+for group in "ignore-corruption restart-on-corruption panic-on-corruption" \
+	"restart-on-error panic-on-error"; do
+	for a in $group; do
+		for b in $group; do
+			[ "$a" = "$b" ] && continue
+			check_err "table: --$a then --$b" 1 "${msg}--$b and --$a exclude each other" \
+				"$E" table "--$a" "--$b" "$img" "$W/h" "$root"
+		done
+	done
+done
+check "table: a corruption mode with an error mode" \
+	"$E" table --panic-on-corruption --restart-on-error "$img" "$W/h" "$root"
 check_err "unknown command" 1 "$msg" "$E" frobnicate
 # An existing hash file is only replaced on success.
 cp "$W/h" "$W/keep"
