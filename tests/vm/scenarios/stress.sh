@@ -18,8 +18,41 @@
 # memory hog and compacts memory.  A device about to be removed is "held"
 # (file $S/hold-x): readers let go of it within a read (stress-io), a
 # 4 MiB segment (dd) or 200 files (filesystem), and a pass cut short is
-# not counted; stress-io readers keep probing it (open, close) and count
-# the opens that find it gone.
+# not counted; once it is removed (file $S/hold-x-away, until it is back)
+# stress-io readers probe it (open, close) and count the opens that find
+# it gone.  The chaos loop's first action removes and re-creates a device,
+# so that every run has such a window.
+#@check insmod
+#@check create-a
+#@check create-b
+#@check a-reads-back
+#@check a-control-wrong-chunk-found
+#@check b-reads-back
+#@check b-control-wrong-chunk-found
+#@check reads-dd-1m
+#@check reads-dd-4k-direct
+#@check reads-seq-1m-direct
+#@check reads-seq-4k
+#@check reads-rand-4k-direct
+#@check reads-rand-4k
+#@check reads-fs
+#@check no-data-errors
+#@check no-other-failures
+#@check chaos-suspends
+#@check chaos-reloads
+#@check chaos-load-clears
+#@check chaos-re-creates
+#@check chaos-cache-drops
+#@check chaos-memory-pressure
+#@check device-away-probed
+#@check no-target-messages
+#@check a-reads-back-after
+#@check a-status-V
+#@check a-remove
+#@check b-reads-back-after
+#@check b-status-V
+#@check b-remove
+#@check rmmod
 . /ctl/guest-lib.sh
 . /ctl/params
 
@@ -29,9 +62,11 @@ mkdir -p $S /mnt/a /mnt/b
 # The hog runs with oom_score_adj 1000; nothing else here may be chosen.
 echo -1000 >/proc/self/oom_score_adj
 
-if ! ext_insmod >$S/insmod.out 2>&1; then
+if ext_insmod >$S/insmod.out 2>&1; then
+	gpass insmod
+else
 	gfail insmod "$(cat $S/insmod.out)"
-	exit 0
+	exit 1
 fi
 MAJOR=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 table_a=$(extverity table /dev/vdb /dev/vdc "$ROOT_a")
@@ -53,7 +88,7 @@ bad() { echo "$*" >>$S/errors; }
 for d in a b; do
 	if ! create $d >$S/create.out 2>&1; then
 		gfail "create-$d" "$(cat $S/create.out)"
-		exit 0
+		exit 1
 	fi
 	gpass "create-$d"
 done
@@ -192,7 +227,7 @@ chaos() {
 		_d=a
 		[ $(($(rnd) % 2)) -eq 1 ] && _d=b
 		case $((_i % 8)) in
-		0 | 3)
+		4 | 3)
 			_f=
 			[ $((_i % 8)) -eq 3 ] && _f=--nolockfs
 			dmsetup suspend $_f s$_d || bad "suspend $_f s$_d"
@@ -220,7 +255,8 @@ chaos() {
 			_susp=$((_susp + 1))
 			_reload=$((_reload + 1))
 			;;
-		4)
+		0)
+			# First of all, so that every run has a device away.
 			touch $S/hold-$_d
 			_t0=$(now)
 			until dmsetup remove --noudevsync s$_d 2>/dev/null; do
@@ -231,10 +267,12 @@ chaos() {
 				fi
 				sleep 0.02
 			done
-			sleep 0.$((1 + $(rnd) % 5))
+			# Away: the stress-io readers probe it (open, close).
+			touch $S/hold-$_d-away
+			sleep 0.$((5 + $(rnd) % 5))
 			create $_d >$S/chaos-create.out 2>&1 ||
 				bad "re-create s$_d: $(cat $S/chaos-create.out)"
-			rm -f $S/hold-$_d
+			rm -f $S/hold-$_d-away $S/hold-$_d
 			_recreate=$((_recreate + 1))
 			;;
 		*)
@@ -346,6 +384,16 @@ if [ "${n:-0}" -gt 0 ] && [ "${hogs:-0}" -gt 0 ]; then
 	gpass chaos-memory-pressure
 else
 	gfail chaos-memory-pressure "$(cat $S/pressure $S/hog.out 2>/dev/null | tr '\n' ' ')"
+fi
+# While a device was away the stress-io readers probed it, and the opens
+# found it gone (ENOENT, ENXIO, ENODEV; any other error is "other" above).
+io=$(ls $S/io.*.* | grep -v '\.err$')
+probes_io=$(total probes $io)
+gone_io=$(total gone $io)
+if [ "$probes_io" -gt 0 ] && [ "$gone_io" -gt 0 ]; then
+	gpass "device-away-probed ($probes_io probes, $gone_io found it gone)"
+else
+	gfail device-away-probed "$probes_io probes, $gone_io opens found the device gone"
 fi
 # The target logged nothing: no corruption, no I/O error.
 dmesg_new | grep -E 'extverity|I/O error' | grep -v 'Runtime' >$S/klog
