@@ -387,7 +387,10 @@ else
 fi
 # While a device was away the stress-io readers probed it, and the opens
 # found it gone (ENOENT, ENXIO, ENODEV; any other error is "other" above).
-io=$(ls $S/io.*.* | grep -v '\.err$')
+io=
+for f in $S/io.*.*; do
+	case $f in *.err) ;; *) io="$io $f" ;; esac
+done
 probes_io=$(total probes $io)
 gone_io=$(total gone $io)
 if [ "$probes_io" -gt 0 ] && [ "$gone_io" -gt 0 ]; then

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck disable=SC1091
+# shellcheck shell=sh
 # Guest side of t-vm-harness.sh: proves the harness with the in-kernel
 # dm-verity.  /dev/vdb is an ext4 image, /dev/vdc its veritysetup hash
 # device; /ctl/params holds ROOT, DATA_BLOCKS, IMAGE_SHA256; /ctl/src.sha256
