@@ -13,6 +13,9 @@
 #   - suspend under random reads, over a slow hash device (dm-delay) and a
 #     small dm-bufio cache: once `dmsetup suspend` returns, no read of the
 #     hash device is in flight or starts, and no read returns a wrong byte;
+#   - check_at_most_once refused past INT_MAX blocks (a 2 TiB dm-zero
+#     device of 1 KiB blocks, its hash area written here), the same table
+#     without it loads and reads zeros;
 #   - memory: the loaded manifest is charged to the loader's memory cgroup
 #     and freed with the table; a load killed with SIGKILL stops early.
 # shellcheck disable=SC1091
@@ -60,16 +63,42 @@ dd if="$IMG" bs=$BS skip=$((ZSTART + ZCOUNT)) count=2 status=none |
 # 32 bytes and the 32-byte root digest a tree (extverity_mtree, roots).
 MANIFEST_BYTES=$((EXTENTS * 32 + TREES * (32 + 32)))
 
+# A hash area for a device of 2^31 + 8 blocks of 1 KiB (2 TiB, all one zero
+# range; the data device is dm-zero), written here from docs/format.md:
+# check_at_most_once must refuse it (its bitmap indexes blocks with int on
+# arm64's generic bitops), a table without it must load.
+BIG_BLOCKS=$(((1 << 31) + 8))
+BIG_ROOT=$(python3 - "$w/big.hash" "$BIG_BLOCKS" <<'PY'
+import hashlib, struct, sys
+path, n = sys.argv[1], int(sys.argv[2])
+bs = 1024
+ext = struct.pack('<QQIIQ', 0, 0, n, 0xffffffff, 0).ljust(bs, b'\0')
+tree = struct.pack('<QQQ', 0, 0, 0).ljust(24 + 32, b'\0').ljust(bs, b'\0')
+def sect(start, blocks, entries, size, data):
+    d = hashlib.sha256(data).digest() if data else b''
+    return struct.pack('<QQQII', start, blocks, entries, size, 0) + d.ljust(64, b'\0')
+sects = (sect(1, 1, 1, 32, ext) + sect(2, 1, 1, 56, tree) +
+         sect(0, 0, 0, 0, None) * 6)
+sb = (b'EXTVRITY' + struct.pack('<IIIBBBBQQ', 1, 0, 0, 1, 10, 0, 0, n, 3) +
+      b'\0' * 16 + b'\0' * 32 + sects)
+sb = sb.ljust(bs, b'\0')
+open(path, 'wb').write(sb + ext + tree)
+print(hashlib.sha256(sb).hexdigest())
+PY
+) || die "big hash area"
+
 cat >"$w/ctl/params" <<P
 ROOT=$ROOT
 BLOCKS=$BLOCKS
 ZSTART=$ZSTART
 ZCOUNT=$ZCOUNT
 MANIFEST_BYTES=$MANIFEST_BYTES
+BIG_BLOCKS=$BIG_BLOCKS
+BIG_ROOT=$BIG_ROOT
 P
 
 VM_OUTDIR=$w run_vm --name=devices --timeout=600 --ctl="$w/ctl" \
-	"$TOPDIR/tests/vm/scenarios/devices.sh" "$IMG:ro" "$w/hash:ro"
+	"$TOPDIR/tests/vm/scenarios/devices.sh" "$IMG:ro" "$w/hash:ro" "$w/big.hash:ro"
 VM_OUTDIR=$w vm_report devices
 grep '^devices:' "$w/boot-devices/output" 2>/dev/null | sed 's/^/   /'
 finish

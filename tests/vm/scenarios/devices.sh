@@ -3,7 +3,7 @@
 # shellcheck shell=sh
 #
 # Guest side of t-vm-devices.sh: /dev/vdb is the fixture image, /dev/vdc its
-# hash area; /ctl/params has ROOT, BLOCKS, ZSTART and ZCOUNT (a zero range
+# hash area, /dev/vdd that of a 2 TiB device (BIG_BLOCKS, BIG_ROOT); /ctl/params has ROOT, BLOCKS, ZSTART and ZCOUNT (a zero range
 # with data after it) and MANIFEST_BYTES (what the kernel's manifest
 # tables take at least).  Reads use O_DIRECT: what is counted below the
 # target is what the target asked for, not the page cache's readahead.
@@ -31,6 +31,9 @@
 #@check suspend-no-hash-io-while-suspended
 #@check suspend-readers-read
 #@check suspend-readers-never-wrong
+#@check big-zero-create
+#@check big-at-most-once-refused
+#@check big-without-option-reads-zeros
 #@check memcg-create
 #@check memcg-manifest-charged
 #@check memcg-manifest-uncharged-on-remove
@@ -244,6 +247,42 @@ fi
 dmsetup remove evs
 dmsetup remove hd
 
+# --- check_at_most_once past INT_MAX blocks ----------------------------------
+# /dev/vdd: the hash area of a 2^31 + 8 block device of 1 KiB blocks, one
+# zero range; the data device is dm-zero.
+big=$((BIG_BLOCKS * 2))
+if opt_modprobe dm-zero >/tmp/dz.out 2>&1 &&
+	echo "0 $big zero" | dmsetup create --noudevsync --readonly bigz >/tmp/dz.out 2>&1 &&
+	dmsetup mknodes bigz; then
+	gpass big-zero-create
+else
+	gfail big-zero-create "$(cat /tmp/dz.out)"
+fi
+bigline() { echo "0 $big extverity 1 /dev/mapper/bigz /dev/vdd 0 sha256 $BIG_ROOT$1"; }
+dmesg_mark
+if dmsetup create --noudevsync --readonly evb --table "$(bigline ' 1 check_at_most_once')" >/dev/null 2>&1; then
+	gfail big-at-most-once-refused "table loaded"
+	dmsetup remove evb
+elif dmesg_new | grep -q 'extverity: Device too large for check_at_most_once'; then
+	gpass big-at-most-once-refused
+else
+	gfail big-at-most-once-refused "$(dmesg_new | grep extverity | tail -n 1)"
+fi
+dmsetup remove evb 2>/dev/null
+if dmsetup create --noudevsync --readonly evb --table "$(bigline)" >/tmp/ev.out 2>&1 &&
+	dmsetup mknodes evb; then
+	got=$(dd if=/dev/mapper/evb bs=1024 skip=$((BIG_BLOCKS - 4)) count=4 iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
+	if [ "$got" = "$(head -c 4096 /dev/zero | md5sum | cut -d' ' -f1)" ]; then
+		gpass big-without-option-reads-zeros
+	else
+		gfail big-without-option-reads-zeros "last blocks: $got"
+	fi
+	dmsetup remove evb
+else
+	gfail big-without-option-reads-zeros "$(cat /tmp/ev.out)"
+fi
+dmsetup remove bigz
+
 # --- memory ------------------------------------------------------------------
 # The manifest's tables are charged to the memory cgroup of the process that
 # loads the table, and uncharged when the table goes.
@@ -275,9 +314,9 @@ fi
 # must give up at the next block, not read the whole manifest first.
 echo "0 $hlen delay /dev/vdc 0 3000" | dmsetup create --noudevsync --readonly hk
 dmsetup mknodes hk
-dmsetup create --noudevsync --notable evk
+dmsetup create --noudevsync --readonly --notable evk
 dmesg_mark
-dmsetup load evk --table "0 $len extverity 1 /dev/vdb /dev/mapper/hk 0 sha256 $ROOT" >/dev/null 2>&1 &
+dmsetup load --readonly evk --table "0 $len extverity 1 /dev/vdb /dev/mapper/hk 0 sha256 $ROOT" >/dev/null 2>&1 &
 pid=$!
 i=0
 while [ $i -lt 200 ] && [ "$(awk '{ print $3 }' /proc/$pid/stat 2>/dev/null)" != D ]; do
