@@ -11,6 +11,9 @@
 #   make lint       checkpatch --strict, sparse (C=1) and W=1 on the kernel code
 #   make stress     10 minutes of the VM stress scenario (STRESS_SECONDS)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS (60) each (tests/fuzz)
+#   make check-mutants  apply each deliberate bug of tests/mutants/ to a copy
+#                   of the tree and run the tests that must catch it
+#                   (MUTANTS="NN ...", KVER=6.12; scripts/mutants.sh)
 #   make kernel-patch  build/extverity-linux-{6.1,6.12}.patch: the target in tree,
 #                   built in, usable from dm-mod.create= (docs/kernel-patch.md)
 #   make clean
@@ -106,6 +109,14 @@ check-debug: check-deps
 	env $$(scripts/debug-kernel.sh env) TESTS_OUTDIR=$(CURDIR)/build/tests-debug \
 		VM_STRESS_SECONDS=$${VM_STRESS_SECONDS:-30} \
 		HOSTILE_TABLES=$${HOSTILE_TABLES:-300} tests/run $(DEBUG_VM_TESTS)
+
+# Mutants (tests/mutants, docs/testing.md "Mutants"): each deliberate bug in
+# a copy of the tree, against the tests its patch names; fails unless every
+# one is killed.  MUTANTS="03 12" selects some; KVER= the kernel series of
+# the VM tests (default 6.12).  Not part of check: about an hour.
+.PHONY: check-mutants
+check-mutants: check-deps
+	KVER=$(or $(KVER),6.12) MUTANTS="$(MUTANTS)" scripts/mutants.sh
 
 # The stress scenario alone, for STRESS_SECONDS (600; make check runs 50 s).
 STRESS_SECONDS ?= 600
