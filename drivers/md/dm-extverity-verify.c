@@ -573,8 +573,11 @@ static void extverity_work(struct work_struct *w)
 		return;
 	}
 	err = verify_io(io, bio, &failed, &what);
-	/* Hash device, re-read or crypto failure, not corruption. */
-	if (err && err != -EBADMSG)
+	/*
+	 * Hash device, re-read or crypto failure, not corruption.  As in
+	 * extverity_end_io(), a failed readahead triggers no error mode.
+	 */
+	if (err && err != -EBADMSG && !(bio->bi_opf & REQ_RAHEAD))
 		handle_io_error(v, failed, failed, what, err);
 	/* Before the bio ends: once the last one has, @v may be gone. */
 	atomic_dec(&v->verifying);
