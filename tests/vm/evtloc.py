@@ -14,6 +14,10 @@ An independent reader of docs/format.md (it does not trust the tool):
       whose packed top lies in the same block (0 if none)
   evtloc.py [--offset=BYTES] HASHFILE zero-ranges
       one "start count" line per zero range (data blocks)
+  evtloc.py [--offset=BYTES] HASHFILE block BLOCK...
+      for each data block, the rule of the extent map that covers it:
+      "BLOCK TREE INODE LEAF" (TREE 0: residual, 4294967295: zero range,
+      LEAF 0 then)
 Offsets are in bytes from the start of HASHFILE.
 """
 import struct
@@ -86,6 +90,14 @@ def main():
         for start, leaf, count, tree, ino in area.extents():
             if tree == ZERO:
                 print(start, count)
+    elif cmd == "block":
+        ext = list(area.extents())
+        for b in map(int, args[2:]):
+            rule = [e for e in ext if e[0] <= b < e[0] + e[2]]
+            if len(rule) != 1:
+                sys.exit("evtloc: %d extents cover block %d" % (len(rule), b))
+            start, leaf, count, tree, ino = rule[0]
+            print(b, tree, ino, leaf + (b - start) if tree != ZERO else 0)
     elif cmd == "tree":
         ino = int(args[2])
         trees = {}
