@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What the target reports, and when it must not act (one boot,
+# scenarios/reports.sh; docs/table.md "Corruption reports"):
+#   - the log's three forms, each with the exact block, inode and offset:
+#     "corrupted, file inode I byte offset O" (a block of a file with
+#     several extents, so the offset is the leaf's, not the extent's),
+#     "corrupted, metadata" (an inode-table block) and "hash tree
+#     corrupted, file inode I byte offset O" (a level-0 hash block of a
+#     two-level tree damaged: the two blocks under it fail, their
+#     neighbour under the other level-0 block reads);
+#   - the uevent cap: over a copy of the image with more than 100 blocks
+#     damaged (inode-table blocks and file blocks), each read once: every
+#     read fails, exactly 100 change uevents, for the first 100 blocks
+#     read, each with its block, inode and offset; "reached the maximum of
+#     100 corruption uevents" logged once; another device has its own cap;
+#   - a failed readahead never triggers restart_on_error / panic_on_error:
+#     a lower data device that fails one block, then a lower hash device
+#     that fails the level-0 hash block of a two-level tree; buffered
+#     sequential reads that stop 32 blocks before the failing one, with a
+#     large readahead window.  The reads return the right bytes, the guest
+#     neither restarts nor panics, and the readahead is proven to have
+#     reached the failing block: the linear device in front of the failing
+#     one counted the read, and (on a kernel with event tracing) a read-ahead
+#     bio of the target completed with EIO.
+# The expectations come from debugfs (the filesystem's own map of its
+# files) and are cross-checked with evtloc.py (an independent reader of the
+# hash area), never from the tool.
+# shellcheck disable=SC1091
+. "$TOPDIR/tests/lib.sh"
+. "$TOPDIR/tests/vm/vm-lib.sh"
+
+why=$(vm_prereqs)
+[ -z "$why" ] && [ ! -f "$MODULE" ] && why="kernel module $MODULE not built (make module)"
+[ -z "$why" ] && [ ! -x "$EXTVERITY_RELEASE" ] && why="tool $EXTVERITY_RELEASE not built (make tools)"
+[ -z "$why" ] && ! command -v debugfs >/dev/null && why="debugfs (e2fsprogs) not installed"
+if [ -n "$why" ]; then
+	fail "reports VM scenario: $why"
+	finish
+fi
+
+EV=$EXTVERITY_RELEASE
+LOC=$TOPDIR/tests/vm/evtloc.py
+BS=4096
+w=$WORKDIR/reports
+rm -rf "$w"
+mkdir -p "$w/ctl"
+die() { fail "setup: $*"; finish; }
+
+MKIMAGE_NO_BIG=1 "$TOPDIR/tests/vm/fixture.sh" "$w/fx" $BS >"$w/fixture.log" 2>&1 ||
+	die "fixture: $(tail -n 3 "$w/fixture.log")"
+IMG=$w/fx/image.ext4
+"$EV" format --salt=- "$IMG" "$w/hash" >"$w/format.out" 2>&1 ||
+	die "extverity format: $(cat "$w/format.out")"
+ROOT=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/format.out")
+[ -n "$ROOT" ] || die "no root digest in: $(cat "$w/format.out")"
+BLOCKS=$(($(stat -c %s "$IMG") / BS))
+
+# ino PATH: the file's inode; bmap PATH L...: its physical blocks at
+# logical blocks L (debugfs: the filesystem's own map).
+ino() { debugfs -R "stat $1" "$IMG" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p'; }
+bmap() {
+	local p=$1
+	shift
+	printf "bmap $p %s\n" "$@" >"$w/bmap.cmd"
+	debugfs -f "$w/bmap.cmd" "$IMG" 2>/dev/null | grep -v '^debugfs'
+}
+
+TWO=/big/two-levels
+TWO_INO=$(ino $TWO)
+[ -n "$TWO_INO" ] || die "no $TWO in the image"
+# The frag/ files (several extents each) exist when the fixture could
+# loop-mount (root); the one-extent file stands in for them otherwise.
+FRAG=/frag/b
+FRAG_INO=$(ino $FRAG)
+ITABLE=$(debugfs -R stats "$IMG" 2>/dev/null | sed -n 's/^ *Group  *0:.*inode table at \([0-9]*\).*/\1/p')
+[ -n "$ITABLE" ] || die "no inode table of group 0 in debugfs stats"
+
+# flips: the blocks damaged in the copy for the cap, in the order they are
+# read, "BLOCK INODE OFFSET" as a report must give them: five inode-table
+# blocks (metadata: inode 0, offset of the block on the device), the 16
+# blocks of frag/b, then two-levels' blocks 0-99.
+: >"$w/ctl/flips"
+for b in $(seq "$ITABLE" $((ITABLE + 4))); do
+	echo "$b 0 $((b * BS))" >>"$w/ctl/flips"
+done
+if [ -n "$FRAG_INO" ]; then
+	l=0
+	for b in $(bmap $FRAG $(seq 0 15)); do
+		echo "$b $FRAG_INO $((l * BS))" >>"$w/ctl/flips"
+		l=$((l + 1))
+	done
+fi
+l=0
+for b in $(bmap $TWO $(seq 0 99)); do
+	echo "$b $TWO_INO $((l * BS))" >>"$w/ctl/flips"
+	l=$((l + 1))
+done
+NFLIPS=$(grep -c . "$w/ctl/flips")
+[ "$NFLIPS" -gt 100 ] || die "only $NFLIPS blocks to damage"
+[ "$(cut -d' ' -f1 "$w/ctl/flips" | sort -u | grep -c .)" = "$NFLIPS" ] ||
+	die "a block is listed twice: $(cut -d' ' -f1 "$w/ctl/flips" | sort | uniq -d | head -n 3)"
+# The hash area must agree with debugfs on every one of them: tree 0 and
+# inode 0 for metadata; for a file, its inode and the leaf of its offset.
+# shellcheck disable=SC2046 # the block numbers
+"$LOC" "$w/hash" block $(cut -d' ' -f1 "$w/ctl/flips") >"$w/flips.rules" ||
+	die "evtloc block: $(tail -n 1 "$w/flips.rules")"
+bad=$(paste -d' ' "$w/ctl/flips" "$w/flips.rules" | awk -v bs=$BS '
+	$1 != $4 { print "line " NR ": " $0; next }
+	$2 == 0 && ($5 != 0 || $6 != 0) { print "not metadata: " $0; next }
+	$2 != 0 && ($5 == 0 || $5 == 4294967295 || $6 != $2 || $7 * bs != $3) { print "not the file block: " $0 }')
+[ -z "$bad" ] || die "evtloc disagrees with debugfs: $(echo "$bad" | head -n 3 | tr '\n' ' ')"
+
+# The damaged data copy: the first byte of each block inverted.
+cp --sparse=always "$IMG" "$w/bad.ext4"
+python3 - "$w/bad.ext4" "$w/ctl/flips" $BS <<'PY' || die "flipping blocks failed"
+import sys
+img, flips, bs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(img, "r+b") as f:
+    for line in open(flips):
+        pos = int(line.split()[0]) * bs
+        f.seek(pos)
+        b = f.read(1)
+        f.seek(pos)
+        f.write(bytes([b[0] ^ 0xFF]))
+PY
+cmp -s "$IMG" "$w/bad.ext4" && die "the damaged copy equals the image"
+# The log's file form on the 7th block damaged, frag/b's block 1 (past its
+# first extent: the offset comes from the leaf; without frag/, two-levels'
+# block 1); the metadata form on the first inode-table block.
+read -r META_BLK _ <"$w/ctl/flips"
+read -r FILE_BLK FILE_INO FILE_OFF < <(sed -n 7p "$w/ctl/flips")
+
+# The hash tree form: two-levels has 130 blocks, a level-0 hash block for
+# its blocks 0-127 and one for 128-129.  Damage the second in a copy of the
+# hash area.
+eval "$("$LOC" "$w/hash" tree "$TWO_INO")" || die "evtloc tree $TWO_INO"
+# shellcheck disable=SC2154 # set by evtloc's output
+if [ "$NLEVELS" != 2 ] || [ "$L0_BLOCKS" != 2 ]; then
+	die "two-levels: NLEVELS=$NLEVELS L0_BLOCKS=$L0_BLOCKS, want 2 and 2"
+fi
+# shellcheck disable=SC2154
+L0B1=$((L0 / BS + 1))
+read -r T127 T128 T129 T110 < <(bmap $TWO 127 128 129 110 | tr '\n' ' ')
+[ -n "$T110" ] || die "no physical blocks for two-levels' blocks 127-129, 110"
+"$LOC" "$w/hash" block "$T127" "$T128" "$T129" >"$w/tree.rules"
+# shellcheck disable=SC2154
+[ "$(awk '{ print $2, $3, $4 }' "$w/tree.rules" | tr '\n' ' ')" = "$TREE $TWO_INO 127 $TREE $TWO_INO 128 $TREE $TWO_INO 129 " ] ||
+	die "evtloc: blocks $T127 $T128 $T129 are not two-levels' leaves 127-129: $(cat "$w/tree.rules")"
+cp "$w/hash" "$w/badhash"
+python3 - "$w/badhash" $((L0B1 * BS)) <<'PY' || die "flipping the hash block failed"
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2]))
+    b = f.read(1)
+    f.seek(int(sys.argv[2]))
+    f.write(bytes([b[0] ^ 0xFF]))
+PY
+
+# Readahead: buffered reads of 64 blocks that end 32 blocks before the
+# failing block (two-levels' block 110 on the data side: its blocks
+# 14-77 are read; on the hash side, the same reads, whose readahead
+# reaches blocks 128-129 under the failing level-0 hash block).
+RA_BAD=$T110
+RA_SKIP=$((T110 - 96))
+RA_COUNT=64
+[ "$(bmap $TWO 14)" = "$RA_SKIP" ] || die "two-levels is not contiguous"
+TRACING=0
+[ "$(vm_kconfig EVENT_TRACING)" = y ] && TRACING=1
+
+cat >"$w/ctl/params" <<P
+ROOT=$ROOT
+BLOCKS=$BLOCKS
+BS=$BS
+NFLIPS=$NFLIPS
+META_BLK=$META_BLK
+FILE_BLK=$FILE_BLK
+FILE_INO=$FILE_INO
+FILE_OFF=$FILE_OFF
+TWO_INO=$TWO_INO
+T127=$T127
+T128=$T128
+T129=$T129
+L0B1=$L0B1
+RA_BAD=$RA_BAD
+RA_SKIP=$RA_SKIP
+RA_COUNT=$RA_COUNT
+TRACING=$TRACING
+P
+# The trace checks need the kernel's block tracepoints (the debug kernel
+# has no tracing): declared here from the same condition the guest uses.
+: >"$w/ctl/checks"
+if [ $TRACING = 1 ]; then
+	for c in ra-data-restart ra-data-panic ra-hash-restart ra-hash-panic; do
+		echo "$c-traced" >>"$w/ctl/checks"
+	done
+fi
+
+VM_OUTDIR=$w run_vm --name=reports --timeout=600 --ctl="$w/ctl" \
+	"$TOPDIR/tests/vm/scenarios/reports.sh" "$IMG:ro" "$w/hash:ro" \
+	"$w/bad.ext4:ro" "$w/badhash:ro"
+VM_OUTDIR=$w vm_report reports
+grep '^reports:' "$w/boot-reports/output" 2>/dev/null | sed 's/^/   /'
+finish
