@@ -149,6 +149,33 @@ bad_one() {
 	fi
 }
 
+# reseal AREA OUT SECTION OFFSET: AREA with the record bytes at OFFSET in
+# SECTION made invalid (a tree's size 2^62, an extent's start one block
+# on, a FILES entry's prefix longer than the previous path), and the
+# section's digest in the superblock recomputed; OUT's root is not AREA's.
+reseal() {
+	python3 - "$@" <<'PY'
+import hashlib, struct, sys
+src, out, name, off = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+a = bytearray(open(src, 'rb').read())
+alg = {1: 'sha256', 2: 'sha512'}[a[20]]
+bs, ds = 1 << a[21], {1: 32, 2: 64}[a[20]]
+sid = ['EXTENTS', 'TREES', 'FILES'].index(name)
+so = 88 + 96 * sid
+start, nr = struct.unpack_from('<QQ', a, so)
+pos = start * bs + off
+if name == 'TREES':
+    struct.pack_into('<Q', a, pos, 1 << 62)
+elif name == 'EXTENTS':
+    struct.pack_into('<Q', a, pos, struct.unpack_from('<Q', a, pos)[0] + 1)
+else:
+    struct.pack_into('<H', a, pos, 5)
+d = hashlib.new(alg, bytes(a[start * bs:(start + nr) * bs])).digest()
+a[so + 32:so + 32 + ds] = d
+open(out, 'wb').write(a)
+PY
+}
+
 # file_re PATH OFFSET BLOCK: verify's report of a file's data block.
 file_re() {
 	printf 'file %s \\(inode [0-9]+\\) at offset %s \\(data block %s\\)' "$1" "$2" "$3"
@@ -443,6 +470,21 @@ if [ -s "$img.hash" ]; then
 	flip "$W/hc" $((88 + 32 + 3))
 	check_err "$what: flipped byte of a section digest: exit 2" 2 \
 		"^extverity: corrupted: manifest section EXTENTS\$" "$E" dump "$W/hc"
+	# Records that are invalid under a matching section digest (dump
+	# authenticates nothing against a root, so anyone can reseal one): the
+	# same exit 2, from the validators.
+	for f in "TREES 0 tree 0: " "EXTENTS 32 extent 1: " "FILES 12 FILES section"; do
+		read -r s off why <<<"$f"
+		rc=0
+		reseal "$img.hash" "$W/hc" "$s" "$off" &&
+			"$E" dump --files "$W/hc" >"$W/out" 2>"$W/err" || rc=$?
+		if [ "$rc" -eq 2 ] && [ ! -s "$W/out" ] &&
+			grep -q "^extverity: invalid hash area in $W/hc: $why" "$W/err"; then
+			pass "$what: resealed invalid $s record: exit 2, named"
+		else
+			fail "$what: resealed invalid $s record: exit $rc, stdout $(wc -c <"$W/out") bytes, stderr: $(head -c 300 "$W/err")"
+		fi
+	done
 else
 	fail "$what: no hash area of the tail image to damage"
 fi
