@@ -27,6 +27,11 @@ asking the tool.  Writes, in OUTDIR:
   ctl/NAME.exp/ID  the data blocks whose reads must fail, as the runs
                  "E first last" tests/vm/corrupt-io.c prints
   ctl/NAME.fail/ID the paths that must fail (FILES exact)
+  ctl/NAME.refuse/ID  for EXPECT refuse, the reason the table load must
+                 give (its ti->error, docs/table.md), from what was
+                 damaged: the superblock, which the root digest
+                 authenticates, or the TREES or EXTENTS section, which
+                 their digests in the superblock do
   NAME.classes   "CLASS count" per class
 """
 import os
@@ -37,6 +42,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evtloc  # noqa: E402
 
 ZERO = evtloc.ZERO
+# What a refused table must say, by the part of the manifest damaged.
+REFUSE_WHY = {
+    "manifest-sb": "Superblock does not match the root digest",
+    "manifest-trees": "Tree table digest mismatch",
+    "manifest-extents": "Extent map digest mismatch",
+}
 
 
 def main():
@@ -265,6 +276,7 @@ def main():
 
     os.makedirs(outdir + "/ctl/%s.exp" % name, exist_ok=True)
     os.makedirs(outdir + "/ctl/%s.fail" % name, exist_ok=True)
+    os.makedirs(outdir + "/ctl/%s.refuse" % name, exist_ok=True)
     counts = {}
     with open(outdir + "/ctl/%s.pos" % name, "w") as pf:
         for i, (cls, disk, blk, pidx, expect, bad, files, fail) in \
@@ -283,6 +295,10 @@ def main():
                     run = [b, b] if b is not None else None
             with open(outdir + "/ctl/%s.fail/%d" % (name, i), "w") as f:
                 f.write("".join(p + "\n" for p in fail))
+            if expect == "refuse":
+                with open(outdir + "/ctl/%s.refuse/%d" % (name, i),
+                          "w") as f:
+                    f.write(REFUSE_WHY[cls.split(":")[0]] + "\n")
     open(outdir + "/%s.patch" % name, "wb").write(patches)
     ref = bytearray(img)
     for start, count in zr:

@@ -7,7 +7,8 @@
 # damaged block (block PATCH of the patch disk) over a pristine disk, so
 # every position starts from an intact device and nothing is ever written.
 # An extverity table is loaded over it and:
-#   EXPECT refuse: the load must fail;
+#   EXPECT refuse: the load must fail, and dm must log the reason of
+#                  /ctl/NAME.refuse/ID ("... extverity: WHY (ERRNO)");
 #   EXPECT read:   the whole device is read with O_DIRECT, in 4 KiB and in
 #                  1 MiB reads (/ctl/corrupt-io check): exactly the blocks of
 #                  /ctl/NAME.exp/ID fail with EIO, every other block returns
@@ -97,9 +98,15 @@ matrix() {
 		else
 			_line="0 $_len extverity 1 $_img /dev/mapper/cdmg 0 $_alg $_root"
 		fi
+		dmesg_mark
 		if ! dmsetup create --noudevsync --readonly cev --table "$_line" >/tmp/cev.out 2>&1; then
 			if [ "$expect" = refuse ]; then
-				gpass "$_r"
+				_w=$(cat "/ctl/$_name.refuse/$id" 2>/dev/null)
+				if [ -n "$_w" ] && dmesg_new | grep -q -F ": extverity: $_w ("; then
+					gpass "$_r"
+				else
+					gfail "$_r" "refused, but not with '$_w': $(dmesg_new | grep extverity | tail -n 1)"
+				fi
 			else
 				gfail "$_r" "table load failed: $(tr '\n' ' ' </tmp/cev.out)"
 			fi
