@@ -13,6 +13,8 @@
 #   - suspend under random reads, over a slow hash device (dm-delay) and a
 #     small dm-bufio cache: once `dmsetup suspend` returns, no read of the
 #     hash device is in flight or starts, and no read returns a wrong byte;
+#     and, deterministically, the prefetch of a read that failed on the data
+#     device (so nothing waited for it) is over when suspend returns;
 #   - check_at_most_once refused past INT_MAX blocks (a 2 TiB dm-zero
 #     device of 1 KiB blocks, its hash area written here), the same table
 #     without it loads and reads zeros;
@@ -64,6 +66,10 @@ read -r ZSTART ZCOUNT < <("$TOPDIR/tests/vm/evtloc.py" "$w/hash" zero-ranges |
 # The bytes the target must return across its end: zeros, then the data.
 dd if="$IMG" bs=$BS skip=$((ZSTART + ZCOUNT)) count=2 status=none |
 	cat <(head -c $((2 * BS)) /dev/zero) - | md5sum | cut -d' ' -f1 >"$w/ctl/across.md5"
+# A data block of the largest file, whose tree has hash blocks to prefetch.
+BIGFILE=$(cd "$w/fx/src" && find . -type f -printf '%s %P\n' | sort -rn | head -n 1 | cut -d' ' -f2-)
+PBLOCK=$(debugfs -R "bmap \"/$BIGFILE\" 5" "$IMG" 2>/dev/null)
+[ -n "$PBLOCK" ] && [ "$PBLOCK" -gt 0 ] || die "no block 5 of /$BIGFILE"
 # The kernel's manifest tables: 32 bytes an extent (struct extverity_ext),
 # 32 bytes and the 32-byte root digest a tree (extverity_mtree, roots).
 MANIFEST_BYTES=$((EXTENTS * 32 + TREES * (32 + 32)))
