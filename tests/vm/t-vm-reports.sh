@@ -126,11 +126,16 @@ with open(img, "r+b") as f:
         f.write(bytes([b[0] ^ 0xFF]))
 PY
 cmp -s "$IMG" "$w/bad.ext4" && die "the damaged copy equals the image"
-# The log's file form on the 7th block damaged, frag/b's block 1 (past its
-# first extent: the offset comes from the leaf; without frag/, two-levels'
-# block 1); the metadata form on the first inode-table block.
+# The log's file form on the first damaged file block that starts an extent
+# past the file's first one (not right after the block before it in the
+# file): its offset is its extent's first leaf, not its place in the
+# extent; without one (no frag/), two-levels' block 1.  The metadata form
+# on the first inode-table block.
 read -r META_BLK _ <"$w/ctl/flips"
-read -r FILE_BLK FILE_INO FILE_OFF < <(sed -n 7p "$w/ctl/flips")
+read -r FILE_BLK FILE_INO FILE_OFF < <(awk '
+	$2 != 0 && $2 == ino && $3 > 0 && $1 != prev + 1 { print; exit }
+	{ ino = $2; prev = $1 }' "$w/ctl/flips")
+[ -n "$FILE_BLK" ] || read -r FILE_BLK FILE_INO FILE_OFF < <(sed -n 7p "$w/ctl/flips")
 
 # The hash tree form: two-levels has 130 blocks, a level-0 hash block for
 # its blocks 0-127 and one for 128-129.  Damage the second in a copy of the
