@@ -20,7 +20,7 @@
 #     without it loads and reads zeros;
 #   - memory: the loaded manifest is charged to the loader's memory cgroup
 #     and freed with the table; a load killed with SIGKILL stops early.
-# shellcheck disable=SC1091
+# shellcheck disable=SC1091,SC2015
 . "$TOPDIR/tests/lib.sh"
 . "$TOPDIR/tests/vm/vm-lib.sh"
 

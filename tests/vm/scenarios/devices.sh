@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck disable=SC1091,SC2154
+# shellcheck disable=SC1091,SC2154,SC2046
 # shellcheck shell=sh
 #
 # Guest side of t-vm-devices.sh: /dev/vdb is the fixture image, /dev/vdc its
@@ -42,6 +42,9 @@
 #@check load-killed-stops-early
 . /ctl/guest-lib.sh
 . /ctl/params
+# A parameter the host failed to pass ends the scenario (and fails the boot).
+: "${ROOT:?}" "${BLOCKS:?}" "${ZSTART:?}" "${ZCOUNT:?}" "${MANIFEST_BYTES:?}" \
+	"${BIG_BLOCKS:?}" "${BIG_ROOT:?}" "${PBLOCK:?}"
 
 if ! ext_insmod >/tmp/insmod.out 2>&1; then
 	gfail insmod "$(cat /tmp/insmod.out)"
@@ -208,6 +211,7 @@ rm -f /tmp/stop /tmp/reader.*
 reader() {
 	_ok=0 _bad=0
 	while [ ! -f /tmp/stop ]; do
+		# shellcheck disable=SC3028 # busybox ash has RANDOM
 		_b=$(( (RANDOM * 32768 + RANDOM) % BLOCKS ))
 		if [ "$(md5 /dev/mapper/evs "$_b" 1)" = "$(md5 /dev/mapper/ref "$_b" 1)" ]; then
 			_ok=$((_ok + 1))
