@@ -173,13 +173,36 @@ run_tests() {
 	echo SURVIVED
 }
 
+# kill_tree PID: end PID's descendants, deepest first, so that a stopped
+# run leaves no tests/run or qemu behind writing into a removed copy.
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		kill_tree "$c"
+		kill "$c" 2>/dev/null
+	done
+}
+
+# release DIR: unmount what a stopped test left mounted under DIR (mkimage.sh
+# loop-mounts its image) and detach the loop devices of its files.
+release() {
+	local m l
+	for m in $(findmnt -rn -o TARGET | grep "^$1/" | sort -r); do
+		umount -l "$m" 2>/dev/null
+	done
+	for l in $(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$1/" 'index($2, d) == 1 {print $1}'); do
+		losetup -d "$l" 2>/dev/null
+	done
+}
+
 # Copies live under $OUT/work, one at a time; whatever is left there goes
 # on the way out, unless kept.
 cleanup() {
+	[ -d "$OUT/work" ] && release "$OUT/work"
 	[ "${MUTANTS_KEEP:-0}" = 1 ] || rm -rf "$OUT/work"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'echo "mutants: stopped" >&2; kill_tree $$; exit 130' INT TERM
 
 # drop_copy DIR: remove a copy once done with it, unless kept.
 drop_copy() {
@@ -223,6 +246,10 @@ run_one() {
 selected=$(select_mutants ${MUTANTS:-} "$@") || exit 2
 mapfile -t patches <<<"$selected"
 [ -n "$selected" ] || die "no mutants in tests/mutants"
+# One run per output directory: a second would empty the first's.
+mkdir -p "$(dirname "$OUT")"
+exec 9>"$OUT.lock"
+flock -n 9 || die "another run is using $OUT (set MUTANTS_OUTDIR to run beside it)"
 rm -rf "$OUT"
 mkdir -p "$OUT/work"
 for p in "${patches[@]}"; do
