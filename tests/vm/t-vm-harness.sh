@@ -40,12 +40,13 @@ run_vm --name=harness --timeout=120 --ctl="$w/ctl" \
 vm_report harness
 
 # The harness must tell a panic and a restart from a clean power-off.
-printf '%s\n' '. /ctl/guest-lib.sh' '#@check before-panic' 'gpass before-panic' \
+# The sleep lets tee copy the result to the console before the guest dies.
+printf '%s\n' '. /ctl/guest-lib.sh' '#@check before-panic' 'gpass before-panic' 'sleep 1' \
 	'echo 1 >/proc/sys/kernel/sysrq' 'echo c >/proc/sysrq-trigger' >"$w/panic.sh"
 run_vm --name=panic --expect=panic --timeout=60 "$w/panic.sh"
 vm_report panic panic
 printf '%s\n' '. /ctl/guest-lib.sh' '#@check before-restart' 'gpass before-restart' \
-	'reboot -f' >"$w/restart.sh"
+	'sleep 1' 'reboot -f' >"$w/restart.sh"
 run_vm --name=restart --expect=restart --timeout=60 "$w/restart.sh"
 vm_report restart restart
 
