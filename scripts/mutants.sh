@@ -291,9 +291,9 @@ done
 total=$(($(date +%s) - start_all))
 
 echo
-printf '%-36s %-9s %-48s %6s\n' mutant verdict "killed by (or why not)" seconds
+printf '%-40s %-9s %-44s %6s\n' mutant verdict "killed by (or why not)" seconds
 while IFS=$'\t' read -r name verdict detail secs; do
-	printf '%-36s %-9s %-48s %6s\n' "$name" "$verdict" "$detail" "$secs"
+	printf '%-40s %-9s %-44s %6s\n' "$name" "$verdict" "$detail" "$secs"
 done <"$OUT/summary"
 echo
 echo "${#patches[@]} mutants: $killed killed, $survived survived, $errors errors" \
