@@ -353,6 +353,7 @@ dmsetup remove --noudevsync evio
 #@check s5-create
 #@check s5-table-has-option
 #@check s5-second-read-not-verified
+#@check s5-corrupt-block-fails-every-read
 echo "== 5: check_at_most_once"
 # counters NAME: the numeric fields of the status, one per line.
 counters() {
@@ -392,6 +393,20 @@ if create evn "$D_IMG" "$D_HASH" && create evo "$D_IMG" "$D_HASH" "$ROOT" --chec
 else
 	gfail s5-create "could not create the devices"
 	dmsetup remove --noudevsync evn 2>/dev/null
+fi
+# A corrupt block is never marked verified: with check_at_most_once every
+# read of it fails, the second as the first.
+if create evoc "$D_DATA" "$D_HASH" "$ROOT" --check-at-most-once >/tmp/c.out 2>&1; then
+	if blk_read /dev/mapper/evoc "$DPHYS"; then
+		gfail s5-corrupt-block-fails-every-read "the first read of block $DPHYS succeeded"
+	elif blk_read /dev/mapper/evoc "$DPHYS"; then
+		gfail s5-corrupt-block-fails-every-read "the second read of block $DPHYS succeeded"
+	else
+		gpass s5-corrupt-block-fails-every-read
+	fi
+	dmsetup remove --noudevsync evoc
+else
+	gfail s5-corrupt-block-fails-every-read "$(cat /tmp/c.out)"
 fi
 
 # ---------------------------------------------------------------- 6
