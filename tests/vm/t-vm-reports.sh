@@ -10,6 +10,12 @@
 #     corrupted, file inode I byte offset O" (a level-0 hash block of a
 #     two-level tree damaged: the two blocks under it fail, their
 #     neighbour under the other level-0 block reads);
+#   - a packed top is checked again when its buffer is read from disk
+#     again: a one-level file's block and its digest in the top are forged
+#     under the target after the top was checked (lower linear devices
+#     swapped to forged copies, the cache emptied by a suspend); the forged
+#     block and an intact block of the same file fail as "hash tree
+#     corrupted";
 #   - the uevent cap: over a copy of the image with more than 100 blocks
 #     damaged (inode-table blocks and file blocks), each read once: every
 #     read fails, exactly 100 change uevents, for the first 100 blocks
@@ -163,6 +169,41 @@ with open(sys.argv[1], "r+b") as f:
     f.write(bytes([b[0] ^ 0xFF]))
 PY
 
+# A top checked again once its buffer is read again: sizes/f65536 has 16
+# blocks, one level, so its top is its only hash block, packed in TOPS.
+# The forged copies replace its block 3 and that block's digest in the top
+# with a forged block's, so that only the top's own check against the root
+# can tell, and only if the target checks the top again when its buffer
+# has been read from disk again (after a suspend empties the cache).
+TOPF=/sizes/f65536
+TOPF_INO=$(ino $TOPF)
+[ -n "$TOPF_INO" ] || die "no $TOPF in the image"
+eval "$("$LOC" "$w/hash" tree "$TOPF_INO" | sed 's/^/TOPF_/')" || die "evtloc tree $TOPF_INO"
+# shellcheck disable=SC2154 # set by evtloc's output
+if [ "$TOPF_NLEVELS" != 1 ] || [ "$TOPF_TOP" = 0 ] || [ "$TOPF_TOP_BYTES" != $((16 * 32)) ]; then
+	die "$TOPF: NLEVELS=$TOPF_NLEVELS TOP=$TOPF_TOP TOP_BYTES=$TOPF_TOP_BYTES, want one level of 16 digests"
+fi
+read -r TOPF_B0 TOPF_B3 < <(bmap $TOPF 0 3 | tr '\n' ' ')
+[ -n "$TOPF_B3" ] || die "no physical blocks for $TOPF's blocks 0 and 3"
+cp --sparse=always "$IMG" "$w/forged.ext4"
+cp "$w/hash" "$w/forgedhash"
+python3 - "$w/forged.ext4" "$w/forgedhash" $((TOPF_B3 * BS)) $((TOPF_TOP + 3 * 32)) $BS <<'PY' || die "forging $TOPF failed"
+import hashlib, sys
+img, area, pos, dpos, bs = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+with open(img, "r+b") as f, open(area, "r+b") as h:
+    f.seek(pos)
+    old = f.read(bs)
+    h.seek(dpos)
+    # The format (empty salt): the leaf digest is SHA-256 of the block.
+    if h.read(32) != hashlib.sha256(old).digest():
+        sys.exit("the top's digest 3 is not SHA-256 of block 3")
+    new = bytes([0x5A]) * bs
+    f.seek(pos)
+    f.write(new)
+    h.seek(dpos)
+    h.write(hashlib.sha256(new).digest())
+PY
+
 # Readahead: buffered reads of 64 blocks that end 32 blocks before the
 # failing block (two-levels' block 110 on the data side: its blocks
 # 14-77 are read; on the hash side, the same reads, whose readahead
@@ -188,6 +229,9 @@ T127=$T127
 T128=$T128
 T129=$T129
 L0B1=$L0B1
+TOPF_INO=$TOPF_INO
+TOPF_B0=$TOPF_B0
+TOPF_B3=$TOPF_B3
 RA_BAD=$RA_BAD
 RA_SKIP=$RA_SKIP
 RA_COUNT=$RA_COUNT
@@ -204,7 +248,7 @@ fi
 
 VM_OUTDIR=$w run_vm --name=reports --timeout=600 --ctl="$w/ctl" \
 	"$TOPDIR/tests/vm/scenarios/reports.sh" "$IMG:ro" "$w/hash:ro" \
-	"$w/bad.ext4:ro" "$w/badhash:ro"
+	"$w/bad.ext4:ro" "$w/badhash:ro" "$w/forged.ext4:ro" "$w/forgedhash:ro"
 VM_OUTDIR=$w vm_report reports
 grep '^reports:' "$w/boot-reports/output" 2>/dev/null | sed 's/^/   /'
 finish

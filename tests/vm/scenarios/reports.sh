@@ -6,7 +6,9 @@
 # area, /dev/vdd a copy of the image with the blocks of /ctl/flips damaged
 # ("BLOCK INODE OFFSET" each, in the order they are read here), /dev/vde a
 # copy of the hash area whose level-0 hash block L0B1 (the one over
-# two-levels' blocks 128-129, T128 and T129) is damaged.  /ctl/params has
+# two-levels' blocks 128-129, T128 and T129) is damaged, /dev/vdf and
+# /dev/vdg copies of the image and the hash area in which block TOPF_B3 and
+# its digest in the packed top are forged alike.  /ctl/params has
 # the blocks and the expectations (t-vm-reports.sh).
 #
 # The log's forms run first: the cap's reads that follow are more than the
@@ -123,6 +125,68 @@ if ev em /dev/vdd /dev/vdc; then
 	dmsetup remove em
 else
 	gfail forms-create "$(cat /tmp/ev.out)"
+fi
+
+# --- a top is checked again when its buffer is read again -------------------
+# Over linear devices on the image and the hash area: a read of the file
+# checks its packed top.  Then, suspended (which empties the target's
+# cache), the lower devices are switched to the forged copies: the top now
+# holds the forged block's digest, and only its check against the root,
+# which must be done again on the buffer read again, fails the read.
+#@check top-create
+#@check top-reads
+#@check top-swapped
+#@check top-forged-block-eio
+#@check top-intact-block-eio
+#@check top-message
+dmesg_mark
+hlen=$(blockdev --getsz /dev/vdc)
+if echo "0 $len linear /dev/vdb 0" | mk tl &&
+	echo "0 $hlen linear /dev/vdc 0" | mk th && ev etop /dev/mapper/tl /dev/mapper/th; then
+	gpass top-create
+	d=$(devno etop)
+	a=$(md5 /dev/mapper/etop "$TOPF_B3" 1 direct)
+	b=$(md5 /dev/vdb "$TOPF_B3" 1 direct)
+	if [ "$a" = "$b" ]; then gpass top-reads; else gfail top-reads "block $TOPF_B3: $a, want $b"; fi
+	# swap NAME DEV LEN: point linear device NAME at DEV.
+	swap() {
+		echo "0 $3 linear $2 0" | dmsetup load --readonly "$1" >/tmp/swap.out 2>&1 &&
+			dmsetup suspend "$1" && dmsetup resume "$1"
+	}
+	if dmsetup suspend etop && swap tl /dev/vdf "$len" && swap th /dev/vdg "$hlen" &&
+		dmsetup resume etop; then
+		a=$(md5 /dev/mapper/tl "$TOPF_B3" 1 direct)
+		b=$(md5 /dev/vdf "$TOPF_B3" 1 direct)
+		c=$(md5 /dev/vdb "$TOPF_B3" 1 direct)
+		if [ "$a" = "$b" ] && [ "$a" != "$c" ]; then
+			gpass top-swapped
+		else
+			gfail top-swapped "block $TOPF_B3 below the target: $a, forged $b, intact $c"
+		fi
+	else
+		gfail top-swapped "switching the lower devices: $(cat /tmp/swap.out)"
+	fi
+	if blk /dev/mapper/etop "$TOPF_B3"; then
+		gfail top-forged-block-eio "forged block $TOPF_B3 read: its forged digest in the top was not checked against the root"
+	else
+		gpass top-forged-block-eio
+	fi
+	if blk /dev/mapper/etop "$TOPF_B0"; then gfail top-intact-block-eio "block $TOPF_B0 read under a forged top"; else gpass top-intact-block-eio; fi
+	m1="$d: data block $TOPF_B3: hash tree corrupted, file inode $TOPF_INO byte offset $((3 * BS))"
+	m2="$d: data block $TOPF_B0: hash tree corrupted, file inode $TOPF_INO byte offset 0"
+	n1=$(exact "$m1")
+	n2=$(exact "$m2")
+	all=$(lines 'data block' | grep -c .)
+	if [ "$n1" = 1 ] && [ "$n2" = 1 ] && [ "$all" = 2 ]; then
+		gpass top-message
+	else
+		gfail top-message "want once each '$m1' and '$m2' and no other report; got $n1, $n2 of $all: $(lines 'data block' | head -n 3 | tr '\n' '|')"
+	fi
+	dmsetup remove etop
+	dmsetup remove tl
+	dmsetup remove th
+else
+	gfail top-create "$(cat /tmp/mk.out /tmp/ev.out 2>/dev/null)"
 fi
 
 # --- the uevent cap -----------------------------------------------------------
