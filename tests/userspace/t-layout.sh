@@ -8,10 +8,23 @@ u=12345678-1234-5678-9abc-def012345678
 "$EXTVERITY" format --salt=aabb --uuid=$u "$img" "$W/h1" >/dev/null 2>&1
 "$EXTVERITY" format --salt=aabb --uuid=$u "$img" "$W/h2" >/dev/null 2>&1
 check "same salt+uuid gives byte-identical hash file" bash -c "[ -s '$W/h1' ] && cmp -s '$W/h1' '$W/h2'"
-"$EXTVERITY" format "$img" "$W/h3" >/dev/null 2>&1
-# A missing or empty h3 would differ too: it must be a hash area first.
+# No salt by default (fs-verity's default): the same bytes as --salt=-.
+"$EXTVERITY" format --uuid=$u "$img" "$W/h3" >/dev/null 2>&1
+"$EXTVERITY" format --salt=- --uuid=$u "$img" "$W/h4" >/dev/null 2>&1
 check "default format wrote a hash area" test -s "$W/h3"
-check "default random salt differs" bash -c "[ -s '$W/h1' ] && ! cmp -s '$W/h1' '$W/h3'"
+check "default salt is none" cmp "$W/h3" "$W/h4"
+# --salt=random: 32 bytes, a new one each time.
+"$EXTVERITY" format --salt=random --uuid=$u --json "$img" "$W/h5" >"$W/j5" 2>&1
+"$EXTVERITY" format --salt=random --uuid=$u --json "$img" "$W/h6" >"$W/j6" 2>&1
+salt_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["salt"])' "$1" 2>/dev/null; }
+s5=$(salt_of "$W/j5")
+s6=$(salt_of "$W/j6")
+if [[ $s5 =~ ^[0-9a-f]{64}$ ]] && [[ $s6 =~ ^[0-9a-f]{64}$ ]] && [ "$s5" != "$s6" ]; then
+	pass "--salt=random: 32 bytes, new each time"
+else
+	fail "--salt=random: 32 bytes, new each time (got '$s5' and '$s6')"
+fi
+check "--salt=random area differs from no salt's" bash -c "[ -s '$W/h5' ] && ! cmp -s '$W/h5' '$W/h4'"
 
 # Appended to the image itself.
 isz=$(stat -c %s "$img")

@@ -197,22 +197,30 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 			 "block size %u", *offset, bs);
 		return EV_EUSAGE;
 	}
-	if (have_salt) {
-		if (ev_parse_salt(salt_arg, o->salt, EXTVERITY_MAX_SALT_SIZE,
-				  &len)) {
-			ev_error("invalid --salt '%s' (an even number of hex "
-				 "digits, at most %d bytes, or -)", salt_arg,
-				 EXTVERITY_MAX_SALT_SIZE);
-			return EV_EUSAGE;
-		}
-		o->salt_size = len;
-	} else {
+	/*
+	 * No salt by default, as fs-verity: each file's digest is then the
+	 * one `fsverity digest`, composefs, IMA and IPE compute, which is what
+	 * a policy names.  A salt only makes the digests of one image differ
+	 * from another's; --salt=random gives one as veritysetup does.
+	 */
+	if (have_salt && !strcmp(salt_arg, "random")) {
 		o->salt_size = EXTVERITY_MAX_SALT_SIZE;
 		if (ev_random(o->salt, o->salt_size)) {
 			ev_error("cannot get random bytes: %s",
 				 strerror(errno));
 			return EV_EIO;
 		}
+	} else if (have_salt) {
+		if (ev_parse_salt(salt_arg, o->salt, EXTVERITY_MAX_SALT_SIZE,
+				  &len)) {
+			ev_error("invalid --salt '%s' (an even number of hex "
+				 "digits, at most %d bytes, - for none or "
+				 "random)", salt_arg, EXTVERITY_MAX_SALT_SIZE);
+			return EV_EUSAGE;
+		}
+		o->salt_size = len;
+	} else {
+		o->salt_size = 0;
 	}
 	if (!have_uuid) {
 		if (ev_random(o->uuid, 16)) {

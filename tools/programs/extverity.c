@@ -13,7 +13,8 @@ static const struct ev_command commands[] = {
 	{ "format", ev_cmd_format,
 	  "Hash a filesystem image and write its hash area",
 	  "    extverity format [--hash=sha256|sha512] [--data-block-size=N]\n"
-	  "                     [--salt=HEX|-] [--uuid=UUID] [--hash-offset=BYTES]\n"
+	  "                     [--salt=HEX|-|random] [--uuid=UUID]\n"
+	  "                     [--hash-offset=BYTES]\n"
 	  "                     [--fs=auto|ext4|fiemap|raw] [--json] [--progress]\n"
 	  "                     IMAGE HASHFILE\n" },
 	{ "dump", ev_cmd_dump,
