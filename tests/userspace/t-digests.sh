@@ -40,6 +40,22 @@ digests "inline_data sha256" "$W/i4k/image-inline.ext4" "$W/i4k/src-inline" \
 digests "inline_data sha512 salted" "$W/i4k/image-inline.ext4" \
 	"$W/i4k/src-inline" sha512 4096 "$salt"
 
+# Defaults on both sides: format with no option lists what plain
+# `fsverity digest` (SHA-256, 4 KiB blocks, no salt) prints, the digests a
+# composefs, IMA or IPE policy names.
+if "$EXTVERITY" format "$W/i4k/image.ext4" "$W/h" >/dev/null 2>"$W/fmt.err" &&
+	"$EXTVERITY" dump --files "$W/h" >"$W/got" 2>"$W/dump.err"; then
+	(cd "$W/i4k/src" && find . -type f -printf '%P\0' | xargs -0 fsverity digest) |
+		sed 's| | /|' | sort -k2 >"$W/want"
+	if [ -s "$W/want" ] && cmp -s "$W/got" "$W/want"; then
+		pass "default format = plain fsverity digest ($(wc -l <"$W/want") files)"
+	else
+		fail "default format differs from plain fsverity digest: $(diff "$W/want" "$W/got" | head -3)"
+	fi
+else
+	fail "default format: $(cat "$W/fmt.err" "$W/dump.err" 2>/dev/null)"
+fi
+
 # Hard links must appear under every path.
 "$EXTVERITY" format --salt=- "$W/i4k/image.ext4" "$W/h" >/dev/null 2>&1
 "$EXTVERITY" dump --files "$W/h" >"$W/got" 2>/dev/null
