@@ -24,16 +24,38 @@ check_err "open: name with /" 1 "${msg}invalid device name" "$E" open "$img" a/b
 check_err "open: empty name" 1 "${msg}invalid device name" "$E" open "$img" "" "$W/h" "$root"
 check_err "open: name too long" 1 "${msg}invalid device name" "$E" open "$img" "$(printf '%0200d' 0)" "$W/h" "$root"
 check_err "open: directory" 1 "${msg}.*neither a block device nor a regular file" "$E" open "$W" ev "$W/h" "$root"
-check_err "open: three arguments" 1 "${msg}open: unknown option or wrong number" "$E" open "$img" ev "$W/h"
-check_err "open: unknown option" 1 "${msg}open: unknown option" "$E" open --frob "$img" ev "$W/h" "$root"
+check_err "open: three arguments" 1 "${msg}open: missing ROOT_DIGEST \\(expected DATA NAME HASH ROOT_DIGEST\\)$" "$E" open "$img" ev "$W/h"
+check_err "open: unknown option" 1 "${msg}open: unknown option '--frob'$" "$E" open --frob "$img" ev "$W/h" "$root"
 check_err "open: repeated --json" 1 "${msg}option --json given more than once" "$E" open --json --json "$img" ev "$W/h" "$root"
 check_err "open: repeated table option" 1 "${msg}option --check-at-most-once given more than once" \
 	"$E" open --check-at-most-once --check-at-most-once "$img" ev "$W/h" "$root"
 check_err "open: two corruption modes" 1 "${msg}--panic-on-corruption and --ignore-corruption exclude each other" \
 	"$E" open --ignore-corruption --panic-on-corruption "$img" ev "$W/h" "$root"
-check_err "close: no name" 1 "${msg}close: unknown option" "$E" close
-check_err "close: two names" 1 "${msg}close: unknown option" "$E" close a b
-check_err "status: unknown option" 1 "${msg}status: unknown option" "$E" status --frob x
+check_err "close: no name" 1 "${msg}close: missing NAME " "$E" close
+check_err "close: two names" 1 "${msg}close: unexpected argument 'b' " "$E" close a b
+check_err "close: an option" 1 "${msg}close: unknown option '--frob'$" "$E" close --frob a
+check_err "status: unknown option" 1 "${msg}status: unknown option '--frob'$" "$E" status --frob x
+# Usage errors name what is wrong, as veritysetup's do.
+check_err "format: no operands" 1 "${msg}format: missing IMAGE HASHFILE \\(expected IMAGE HASHFILE\\)$" "$E" format
+check_err "format: one operand" 1 "${msg}format: missing HASHFILE " "$E" format "$img"
+check_err "verify: extra operands" 1 "${msg}verify: unexpected argument 'y' \\(expected IMAGE HASHFILE ROOT_DIGEST\\)$" \
+	"$E" verify "$img" "$W/h" "$root" x y
+check_err "format: option without its value" 1 "${msg}format: option --salt needs a value$" "$E" format "$img" "$W/x" --salt
+check_err "format: value for a flag" 1 "${msg}format: option --json takes no value$" "$E" format --json=yes "$img" "$W/x"
+check_err "dump: unknown option with a value" 1 "${msg}dump: unknown option '--frob=1'$" "$E" dump --frob=1 "$W/h"
+check_err "table: table option with a value" 1 "${msg}table: option --check-at-most-once takes no value$" \
+	"$E" table --check-at-most-once=1 a b "$root"
+test -e "$W/x" && fail "a refused format left $W/x behind"
+# Standard output that cannot be written fails the command (exit 4):
+# a lost root digest or a truncated digest list must not exit 0.
+to_full() { "$@" >/dev/full; }
+check_err "format > /dev/full" 4 "${msg}cannot write standard output: No space left on device" \
+	to_full "$E" format "$img" "$W/full.h"
+check_err "dump --files > /dev/full" 4 "${msg}cannot write standard output" to_full "$E" dump --files "$W/h"
+check_err "dump --json > /dev/full" 4 "${msg}cannot write standard output" to_full "$E" dump --json "$W/h"
+check_err "verify > /dev/full" 4 "${msg}cannot write standard output" to_full "$E" verify --json "$img" "$W/h" "$root"
+check_err "table > /dev/full" 4 "${msg}cannot write standard output" to_full "$E" table "$img" "$W/h" "$root"
+check_err "--version > /dev/full" 4 "${msg}cannot write standard output" to_full "$E" --version
 check "open --help" "$E" open --help
 if ! dmsetup version >/dev/null 2>&1; then
 	check_err "open: no device-mapper" 4 "${msg}device-mapper is not available" \

@@ -61,9 +61,9 @@ else pass "sign: another key, another signature"; fi
 S=(--key="$K/test-ca.key" --cert="$K/test-ca.pem")
 check_err "sign: no --key" 1 "${msg}sign needs --key and --cert" "$E" sign --cert="$K/test-ca.pem" "$root" "$W/e1"
 check_err "sign: no --cert" 1 "${msg}sign needs --key and --cert" "$E" sign --key="$K/test-ca.key" "$root" "$W/e1"
-check_err "sign: one argument" 1 "${msg}sign: unknown option or wrong number" "$E" sign "${S[@]}" "$root"
-check_err "sign: three arguments" 1 "${msg}sign: unknown option or wrong number" "$E" sign "${S[@]}" "$root" "$W/e1" x
-check_err "sign: unknown option" 1 "${msg}sign: unknown option" "$E" sign --frob "${S[@]}" "$root" "$W/e1"
+check_err "sign: one argument" 1 "${msg}sign: missing OUT.p7s \\(expected ROOT_DIGEST OUT.p7s\\)$" "$E" sign "${S[@]}" "$root"
+check_err "sign: three arguments" 1 "${msg}sign: unexpected argument 'x' " "$E" sign "${S[@]}" "$root" "$W/e1" x
+check_err "sign: unknown option" 1 "${msg}sign: unknown option '--frob'$" "$E" sign --frob "${S[@]}" "$root" "$W/e1"
 check_err "sign: repeated --key" 1 "${msg}option --key given more than once" \
 	"$E" sign "${S[@]}" --key="$K/test-ca.key" "$root" "$W/e1"
 check_err "sign: short digest" 1 "${msg}invalid root digest" "$E" sign "${S[@]}" "${root:1}" "$W/e1"

@@ -16,12 +16,50 @@ void ev_usage(const struct ev_command *cmd, FILE *fp)
 	fprintf(fp, "Usage:\n%s", cmd->usage);
 }
 
-int ev_usage_error(const struct ev_command *cmd)
+int ev_option_error(const struct ev_command *cmd, char *argv[],
+		    const struct option *longopts)
 {
-	ev_error("%s: unknown option or wrong number of arguments",
-		 cmd->name);
+	const struct option *o;
+
+	/*
+	 * getopt_long() (opterr off) returns '?' with optopt 0 for an option
+	 * it does not know, and with optopt the option's value for one whose
+	 * argument is missing or not allowed; either way argv[optind - 1] is
+	 * the word as given.
+	 */
+	for (o = longopts; optopt && o->name && o->val != optopt; o++)
+		;
+	if (!optopt || !o->name)
+		ev_error("%s: unknown option '%s'", cmd->name, argv[optind - 1]);
+	else if (o->has_arg == required_argument)
+		ev_error("%s: option --%s needs a value", cmd->name, o->name);
+	else
+		ev_error("%s: option --%s takes no value", cmd->name, o->name);
 	ev_usage(cmd, stderr);
 	return EV_EUSAGE;
+}
+
+bool ev_operands(const struct ev_command *cmd, int argc, char *argv[],
+		 const char *names)
+{
+	int want = 0, got = argc - optind, i;
+	const char *p, *missing = NULL;
+
+	for (p = names; *p; p += strcspn(p, " "), p += strspn(p, " ")) {
+		if (want++ == got)
+			missing = p;
+	}
+	if (got == want)
+		return true;
+	if (missing)
+		ev_error("%s: missing %s (expected %s)", cmd->name, missing,
+			 names);
+	else
+		for (i = optind + want; i < argc; i++)
+			ev_error("%s: unexpected argument '%s' (expected %s)",
+				 cmd->name, argv[i], names);
+	ev_usage(cmd, stderr);
+	return false;
 }
 
 bool ev_once(bool *seen, const char *opt)

@@ -18,9 +18,10 @@ int ev_cmd_close(const struct ev_command *cmd, int argc, char *argv[])
 	const char *name;
 	int err;
 
-	if (getopt_long(argc, argv, "", longopts, NULL) != -1 ||
-	    argc - optind != 1)
-		return ev_usage_error(cmd);
+	if (getopt_long(argc, argv, "", longopts, NULL) != -1)
+		return ev_option_error(cmd, argv, longopts);
+	if (!ev_operands(cmd, argc, argv, "NAME"))
+		return EV_EUSAGE;
 	name = argv[optind];
 	err = ev_dm_init();
 	if (!err)

@@ -148,7 +148,7 @@ int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c < OPT_FILES)
-			return ev_usage_error(cmd);
+			return ev_option_error(cmd, argv, longopts);
 		if (!ev_once(&seen[c - OPT_FILES],
 			     longopts[c - OPT_FILES].name))
 			return EV_EUSAGE;
@@ -159,8 +159,8 @@ int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 		else if (!ev_parse_offset(optarg, &offset))
 			return EV_EUSAGE;
 	}
-	if (argc - optind != 1)
-		return ev_usage_error(cmd);
+	if (!ev_operands(cmd, argc, argv, "HASHFILE"))
+		return EV_EUSAGE;
 	err = ev_area_open(&a, argv[optind], offset);
 	if (!err)
 		err = ev_area_parse(&a);

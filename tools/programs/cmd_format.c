@@ -129,7 +129,7 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 	o->log_blocksize = 12;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c < OPT_HASH)
-			return ev_usage_error(cmd);
+			return ev_option_error(cmd, argv, longopts);
 		if (!ev_once(&seen[c - OPT_HASH],
 			     longopts[c - OPT_HASH].name))
 			return EV_EUSAGE;
@@ -189,8 +189,8 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 			break;
 		}
 	}
-	if (argc - optind != 2)
-		return ev_usage_error(cmd);
+	if (!ev_operands(cmd, argc, argv, "IMAGE HASHFILE"))
+		return EV_EUSAGE;
 	bs = 1U << o->log_blocksize;
 	if (*offset % bs) {
 		ev_error("--hash-offset %" PRIu64 " is not a multiple of the "

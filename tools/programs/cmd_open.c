@@ -183,10 +183,10 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
 				return EV_EUSAGE;
 		} else {
-			return ev_usage_error(cmd);
+			return ev_option_error(cmd, argv, longopts);
 		}
 	}
-	if (argc - optind != 4)
-		return ev_usage_error(cmd);
+	if (!ev_operands(cmd, argc, argv, "DATA NAME HASH ROOT_DIGEST"))
+		return EV_EUSAGE;
 	return do_open(argv + optind, offset, flags, json, sig);
 }

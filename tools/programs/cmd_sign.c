@@ -31,11 +31,11 @@ int ev_cmd_sign(const struct ev_command *cmd, int argc, char *argv[])
 				return EV_EUSAGE;
 			cert = optarg;
 		} else {
-			return ev_usage_error(cmd);
+			return ev_option_error(cmd, argv, longopts);
 		}
 	}
-	if (argc - optind != 2)
-		return ev_usage_error(cmd);
+	if (!ev_operands(cmd, argc, argv, "ROOT_DIGEST OUT.p7s"))
+		return EV_EUSAGE;
 	if (!key || !cert) {
 		ev_error("sign needs --key and --cert");
 		ev_usage(cmd, stderr);

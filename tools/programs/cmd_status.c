@@ -202,12 +202,12 @@ int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[])
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c != OPT_JSON)
-			return ev_usage_error(cmd);
+			return ev_option_error(cmd, argv, longopts);
 		if (!ev_once(&json, "json"))
 			return EV_EUSAGE;
 	}
-	if (argc - optind != 1)
-		return ev_usage_error(cmd);
+	if (!ev_operands(cmd, argc, argv, "NAME"))
+		return EV_EUSAGE;
 	name = argv[optind];
 	memset(&s, 0, sizeof(s));
 	err = ev_dm_init();

@@ -50,11 +50,11 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
 				return EV_EUSAGE;
 		} else {
-			return ev_usage_error(cmd);
+			return ev_option_error(cmd, argv, longopts);
 		}
 	}
-	if (argc - optind != 3)
-		return ev_usage_error(cmd);
+	if (!ev_operands(cmd, argc, argv, "DATA_DEV HASH_DEV ROOT_DIGEST"))
+		return EV_EUSAGE;
 	/* An empty word would shift every argument after it in the line. */
 	if (!*argv[optind]) {
 		ev_error("empty data device name");

@@ -43,7 +43,7 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c < OPT_OFFSET)
-			return ev_usage_error(cmd);
+			return ev_option_error(cmd, argv, longopts);
 		if (!ev_once(&seen[c - OPT_OFFSET], longopts[c - OPT_OFFSET].name))
 			return EV_EUSAGE;
 		if (c == OPT_OFFSET && !ev_parse_offset(optarg, &offset))
@@ -51,8 +51,8 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 		json |= c == OPT_JSON;
 		progress |= c == OPT_PROGRESS;
 	}
-	if (argc - optind != 3)
-		return ev_usage_error(cmd);
+	if (!ev_operands(cmd, argc, argv, "IMAGE HASHFILE ROOT_DIGEST"))
+		return EV_EUSAGE;
 	ev_progress_setup(progress);
 	err = ev_area_open(&a, argv[optind + 1], offset);
 	if (!err)

@@ -65,7 +65,28 @@ static void usage_all(FILE *fp)
 	      "found,\n3 out of memory, 4 I/O error or device not found, 5 busy.\n", fp);
 }
 
-int main(int argc, char *argv[])
+/*
+ * Flush standard output and fail @rc if it could not be written: a root
+ * digest or a digest list lost to a full disk or a closed pipe must not
+ * exit 0.  The hash file itself was written and checked by then.
+ */
+static int close_stdout(int rc)
+{
+	bool failed = ferror(stdout);
+
+	errno = 0;
+	if (fclose(stdout))
+		failed = true;
+	if (!failed)
+		return rc;
+	if (errno)
+		ev_error("cannot write standard output: %s", strerror(errno));
+	else
+		ev_error("cannot write standard output");
+	return rc ? rc : EV_EIO;
+}
+
+static int run(int argc, char *argv[])
 {
 	size_t i;
 	int k;
@@ -98,4 +119,9 @@ int main(int argc, char *argv[])
 	ev_error("unknown command '%s'", argv[1]);
 	usage_all(stderr);
 	return EV_EUSAGE;
+}
+
+int main(int argc, char *argv[])
+{
+	return close_stdout(run(argc, argv));
 }

@@ -35,8 +35,19 @@ struct ev_command {
 
 /* Print @cmd's usage to @fp. */
 void ev_usage(const struct ev_command *cmd, FILE *fp);
-/* Print usage to stderr and return EV_EUSAGE. */
-int ev_usage_error(const struct ev_command *cmd);
+/*
+ * After getopt_long() returned '?': name the unknown option, or the option
+ * whose value is missing or not allowed, print usage, return EV_EUSAGE.
+ */
+int ev_option_error(const struct ev_command *cmd, char *argv[],
+		    const struct option *longopts);
+/*
+ * Check that the arguments left after the options are @names (words
+ * separated by spaces, e.g. "IMAGE HASHFILE"); false after naming the
+ * missing or unexpected ones and printing usage.
+ */
+bool ev_operands(const struct ev_command *cmd, int argc, char *argv[],
+		 const char *names);
 /* Reject an option given twice; returns false after printing an error. */
 bool ev_once(bool *seen, const char *opt);
 /* Parse --hash-offset; false after printing an error. */
