@@ -63,6 +63,8 @@ void ev_area_close(struct ev_area *a)
 	for (i = 0; i < a->nr_files; i++)
 		free(a->files[i].path);
 	free(a->files);
+	free(a->tree_file);
+	free(a->by_ino);
 	free(a->files_raw);
 	free(a->extents);
 	free(a->trees);
@@ -213,6 +215,45 @@ bad:
 	return EV_ECORRUPT;
 }
 
+static int cmp_ino_file(const void *x, const void *y)
+{
+	const struct ev_ino_file *a = x, *b = y;
+
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a->file < b->file ? -1 : a->file > b->file;
+}
+
+/*
+ * Index the decoded FILES entries by tree and by inode, once: verify names
+ * a tree for every tree it checks, and a search of the whole list each
+ * time made it quadratic in files.  Both indexes cost O(files + trees).
+ */
+static void index_files(struct ev_area *a)
+{
+	u64 nr_trees = a->p.sect[EXTVERITY_SECT_TREES].nr_entries, t;
+	size_t i;
+
+	a->tree_file = xcalloc(nr_trees ? nr_trees : 1,
+			       sizeof(*a->tree_file));
+	for (t = 0; t < nr_trees; t++)
+		a->tree_file[t] = SIZE_MAX;
+	a->by_ino = xcalloc(a->nr_files ? a->nr_files : 1,
+			    sizeof(*a->by_ino));
+	for (i = 0; i < a->nr_files; i++) {
+		u32 tree = a->files[i].tree;
+
+		/* decode_files() checked tree < nr_trees. */
+		if (a->tree_file[tree] == SIZE_MAX)
+			a->tree_file[tree] = i;
+		a->by_ino[i].ino = a->files[i].ino;
+		a->by_ino[i].file = i;
+	}
+	if (a->nr_files)	/* qsort(NULL, 0) is undefined */
+		qsort(a->by_ino, a->nr_files, sizeof(*a->by_ino),
+		      cmp_ino_file);
+}
+
 int ev_area_load(struct ev_area *a)
 {
 	const struct extverity_params *p = &a->p;
@@ -263,27 +304,37 @@ int ev_area_load(struct ev_area *a)
 			 "the data image", a->path);
 		return EV_ECORRUPT;
 	}
-	return decode_files(a);
+	r = decode_files(a);
+	if (!r)
+		index_files(a);
+	return r;
 }
 
 const char *ev_area_path_of(const struct ev_area *a, u64 ino)
 {
-	size_t i;
+	size_t n = a->by_ino ? a->nr_files : 0, lo = 0, hi = n;
 
-	/* Reports are rare and capped: a linear search is enough. */
-	for (i = 0; i < a->nr_files; i++)
-		if (a->files[i].ino == ino)
-			return a->files[i].path;
-	return NULL;
+	/* The leftmost entry of @ino: its first path in path order. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->by_ino[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n || a->by_ino[lo].ino != ino)
+		return NULL;
+	return a->files[a->by_ino[lo].file].path;
 }
 
 const struct ev_file_entry *ev_area_file_of_tree(const struct ev_area *a,
 						 u32 tree)
 {
-	size_t i;
+	u64 nr_trees = a->p.sect[EXTVERITY_SECT_TREES].nr_entries;
 
-	for (i = 0; i < a->nr_files; i++)
-		if (a->files[i].tree == tree)
-			return &a->files[i];
-	return NULL;
+	if (!a->tree_file || tree >= nr_trees ||
+	    a->tree_file[tree] == SIZE_MAX)
+		return NULL;
+	return &a->files[a->tree_file[tree]];
 }

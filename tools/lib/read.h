@@ -16,6 +16,12 @@ struct ev_file_entry {
 	u32 tree;
 };
 
+/* One entry of the inode index of struct ev_area. */
+struct ev_ino_file {
+	u64 ino;
+	size_t file;
+};
+
 /**
  * struct ev_area - an opened hash area
  * @fd: the hash file
@@ -30,6 +36,10 @@ struct ev_file_entry {
  * @files_raw: FILES section
  * @files: decoded FILES entries, in path order
  * @nr_files: their number
+ * @tree_file: for each tree, the index in @files of its first entry, or
+ *	SIZE_MAX when no entry uses it
+ * @by_ino: (inode, index in @files) of every entry, sorted, so that a
+ *	lookup by inode finds the inode's first path in path order
  */
 struct ev_area {
 	int fd;
@@ -44,6 +54,8 @@ struct ev_area {
 	u8 *files_raw;
 	struct ev_file_entry *files;
 	size_t nr_files;
+	size_t *tree_file;
+	struct ev_ino_file *by_ino;
 };
 
 /**

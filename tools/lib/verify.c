@@ -159,7 +159,6 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 	count[0] = ev_div_round_up(g->data_blocks, bs / ds);
 	for (l = 1; l < (int)g->num_levels; l++)
 		count[l] = ev_div_round_up(count[l - 1], bs / ds);
-	tree_name(v, i, name, sizeof(name));
 	for (l = g->num_levels - 2; l >= 0; l--) {
 		const u8 *lv = v->blocks + g->level_start[l] * bs;
 		const u8 *up = l + 1 == (int)g->num_levels - 1 ? top_blk :
@@ -172,6 +171,8 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 				level_ok = false;
 		}
 		if (!level_ok) {
+			/* Named only when reported: most trees are intact. */
+			tree_name(v, i, name, sizeof(name));
 			report(v, "hash tree of %s level %d", name, l);
 			ok = false;
 		}
