@@ -34,6 +34,9 @@ SIZE=$(stat -c %s "$IMG")
 "$EV" format "$IMG" "$w/files/image.hash" >"$w/format.out" 2>&1 ||
 	die "extverity format: $(cat "$w/format.out")"
 ROOT=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/format.out")
+# The hash area's UUID without its dashes: open's device-mapper UUID.
+HUUID=$(sed -n 's/^UUID:[[:space:]]*//p' "$w/format.out" | tr -d -)
+[ ${#HUUID} = 32 ] || die "no UUID in: $(cat "$w/format.out")"
 cp "$IMG" "$w/files/image.ext4"
 cp "$IMG" "$w/files/image.app"
 "$EV" format --hash-offset="$SIZE" "$w/files/image.app" "$w/files/image.app" \
@@ -77,6 +80,7 @@ SIZE=$SIZE
 HSIZE=$HSIZE
 BIGBLK=$BIGBLK
 ROOT=$ROOT
+HUUID=$HUUID
 AROOT=$AROOT
 LEN=$((SIZE / 512))
 IMAGE_SHA256=$(sha256sum <"$IMG" | cut -d' ' -f1)

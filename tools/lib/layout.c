@@ -16,6 +16,7 @@
 #include "hash.h"
 #include "layout.h"
 #include "parallel.h"
+#include "read.h"
 
 /* A run of image blocks owned by a file. */
 struct owned {
@@ -357,7 +358,8 @@ static u8 *build_files(struct ctx *c, size_t *len)
 		size_t plen = strlen(pa->path), pre = 0;
 		struct extverity_file f;
 
-		while (prev[pre] && prev[pre] == pa->path[pre] && pre < 65535)
+		/* check_paths() bounded plen, so both lengths fit 16 bits. */
+		while (prev[pre] && prev[pre] == pa->path[pre])
 			pre++;
 		f.inode = cpu_to_le64(c->fs->inodes[pa->inode].ino);
 		f.tree = cpu_to_le32(c->tree_of[pa->inode]);
@@ -517,6 +519,31 @@ static void count_shared(struct ctx *c, struct ev_area_out *out)
 	free(users);
 }
 
+/*
+ * The FILES stream stores a path's length in 16 bits, and ext4 does not
+ * bound the depth of a tree (PATH_MAX bounds only what one system call
+ * takes).  Refuse a longer path before any hashing rather than write an area
+ * that dump and verify cannot read back, or that names a file wrongly.
+ */
+static int check_paths(const struct ev_fs *fs)
+{
+	size_t i;
+
+	for (i = 0; fs && i < fs->nr_paths; i++) {
+		const struct ev_path *pa = &fs->paths[i];
+		size_t len = strlen(pa->path);
+
+		if (len <= EV_FILE_PATH_MAX)
+			continue;
+		ev_error("path of inode %llu is %zu bytes long, more than the "
+			 "%u the hash area can record: %.64s...",
+			 (unsigned long long)fs->inodes[pa->inode].ino, len,
+			 EV_FILE_PATH_MAX, pa->path);
+		return EV_EUSAGE;
+	}
+	return 0;
+}
+
 int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
 		  struct ev_area_out *out)
 {
@@ -525,6 +552,9 @@ int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	err = check_paths(fs);
+	if (err)
+		return err;
 	set_params(&c);
 	c.nr_inodes = fs ? fs->nr_inodes : 0;
 	if (fs) {

@@ -192,7 +192,9 @@ static int decode_files(struct ev_area *a)
 		pos += sizeof(f);
 		pre = le16_to_cpu(f.prefix_len);
 		suf = le16_to_cpu(f.suffix_len);
+		/* Paths are bounded as format bounds them (layout.c). */
 		if (pre > prev_len || suf > len - pos ||
+		    pre + suf > EV_FILE_PATH_MAX ||
 		    le32_to_cpu(f.tree) >=
 		    a->p.sect[EXTVERITY_SECT_TREES].nr_entries)
 			goto bad;

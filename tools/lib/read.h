@@ -9,6 +9,18 @@
 #include "dm-extverity-format.h"
 #include "util.h"
 
+/*
+ * Longest path in the FILES stream: format refuses a longer one and readers
+ * call an entry that encodes one malformed.  A path no longer than what one
+ * suffix_len can carry fits whatever entry precedes it, so the limit is a
+ * property of the path alone; it also bounds what one entry can make a
+ * reader allocate.
+ */
+#define EV_FILE_PATH_MAX	65535U
+_Static_assert(EV_FILE_PATH_MAX <=
+	       (1ULL << (8 * sizeof(((struct extverity_file *)0)->suffix_len))) - 1,
+	       "a path of EV_FILE_PATH_MAX bytes must fit one suffix_len");
+
 /* One decoded FILES entry. */
 struct ev_file_entry {
 	char *path;

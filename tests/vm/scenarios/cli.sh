@@ -26,6 +26,14 @@
 #@check file-node-gone
 #@check file-no-loop
 #@check file-no-dm
+#@check rhf-open
+#@check rhf-dm-uuid
+#@check rhf-mount
+#@check deferred-close
+#@check deferred-still-there
+#@check deferred-gone
+#@check rhf-no-loop
+#@check rhf-no-dm
 #@check bad-open
 #@check bad-read-fails
 #@check bad-status
@@ -193,6 +201,27 @@ umount /mnt/e
 gcheck file-close extverity close evf
 gcheck file-node-gone sh -c '! test -e /dev/mapper/evf'
 no_leftovers file
+
+# ------------------- --root-hash-file, the dm UUID, close --deferred
+echo "== root hash file, dm UUID, deferred close"
+printf '%s' "$ROOT" >/tmp/rh
+gcheck rhf-open extverity open --root-hash-file=/tmp/rh $F/image.ext4 evr $F/image.hash
+u=$(dmsetup info -c --noheadings -o uuid evr 2>&1)
+if [ "$u" = "EXTVERITY-$HUUID-evr" ]; then gpass rhf-dm-uuid
+else gfail rhf-dm-uuid "dm UUID '$u', want EXTVERITY-$HUUID-evr"; fi
+gcheck rhf-mount mount -t ext4 -o ro,noload /dev/mapper/evr /mnt/e
+# Mounted: --deferred succeeds and the kernel removes it on the last close.
+gcheck deferred-close extverity close --deferred evr
+gcheck deferred-still-there sh -c 'dmsetup info evr >/dev/null && cd /mnt/e && sha256sum -c -s /ctl/src.sha256'
+umount /mnt/e
+_i=0
+while dmsetup info evr >/dev/null 2>&1 && [ $_i -lt 50 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
+if dmsetup info evr >/dev/null 2>&1; then gfail deferred-gone "evr still there 5 s after umount"
+else gpass deferred-gone; fi
+no_leftovers rhf
 
 # ------------------------------------------------------- a damaged image
 echo "== damaged image"
