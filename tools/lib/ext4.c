@@ -86,6 +86,9 @@ static int walk_dir(struct walk *w, ext2_ino_t dir, const char *path)
 	w->nr_ents = 0;
 	e = ext2fs_dir_iterate2(w->fs, dir, 0, NULL, collect_dirent, w);
 	if (e) {
+		/* The blocks read before the damaged one gave names. */
+		while (w->nr_ents)
+			free(w->ents[--w->nr_ents].name);
 		ev_error("cannot read directory %s: %s", *path ? path : "/",
 			 error_message(e));
 		return EV_EIO;
@@ -342,6 +345,277 @@ static int read_bitmap(struct walk *w)
 	return 0;
 }
 
+/*
+ * The cross-check of the block bitmap.  A block the bitmap marks free
+ * becomes a zero range: the target returns zeros for it without reading
+ * the disk.  So a live block wrongly marked free (what e2fsck calls "Block
+ * bitmap differences: +N") would read as zeros through the device while
+ * the image holds data there, and the kernel would then find a directory,
+ * extent-tree block or inode table of zeros.  Every block the filesystem
+ * reaches must therefore be allocated: the metadata of each group and each
+ * in-use inode's data, mapping (extent-tree or indirect) and xattr blocks,
+ * whether or not the directory walk reaches the inode (the journal, quota
+ * and resize inodes are not in any directory).
+ */
+struct check_ctx {
+	struct walk *w;
+	ext2_ino_t ino;		/* 0: filesystem metadata */
+	const struct ext2_inode *inode;
+	int err;
+};
+
+/* The path of regular file @ino, if the directory walk found one. */
+static const char *path_of_file(const struct ev_fs *o, ext2_ino_t ino)
+{
+	size_t lo = 0, hi = o->nr_inodes, mid, i;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (o->inodes[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == o->nr_inodes || o->inodes[lo].ino != ino)
+		return NULL;
+	for (i = 0; i < o->nr_paths; i++)
+		if (o->paths[i].inode == lo)
+			return o->paths[i].path;
+	return NULL;
+}
+
+/* Print who uses a block: "inode 12 (directory /d)" or "metadata". */
+static void print_owner(const struct check_ctx *c, char *buf, size_t len)
+{
+	const struct ext2_inode *in = c->inode;
+	const char *path = NULL, *kind = "inode";
+	char *dir = NULL;
+
+	if (!c->ino) {
+		snprintf(buf, len, "metadata");
+		return;
+	}
+	if (LINUX_S_ISDIR(in->i_mode)) {
+		kind = "directory";
+		if (!ext2fs_get_pathname(c->w->fs, c->ino, 0, &dir))
+			path = dir;
+	} else if (LINUX_S_ISREG(in->i_mode)) {
+		kind = "regular file";
+		path = path_of_file(c->w->out, c->ino);
+	} else if (LINUX_S_ISLNK(in->i_mode)) {
+		kind = "symlink";
+	}
+	snprintf(buf, len, "inode %u (%s%s%s)", c->ino, kind, path ? " " : "",
+		 path ? path : "");
+	ext2fs_free_mem(&dir);
+}
+
+/* Blocks [@blk, @blk + @len) used as @role must be allocated. */
+static int check_blocks(struct check_ctx *c, blk64_t blk, u64 len,
+			const char *role)
+{
+	ext2_filsys fs = c->w->fs;
+	blk64_t first = fs->super->s_first_data_block;
+	blk64_t count = ext2fs_blocks_count(fs->super);
+	blk64_t bad;
+	char owner[128], why[64];
+
+	if (!len)
+		return 0;
+	if (blk < first || blk >= count || len > count - blk) {
+		bad = blk < first || blk >= count ? blk : count;
+		snprintf(why, sizeof(why), "is outside the filesystem (%llu "
+			 "blocks)", (unsigned long long)count);
+	} else if (!ext2fs_find_first_zero_block_bitmap2(fs->block_map, blk,
+							 blk + len - 1, &bad)) {
+		snprintf(why, sizeof(why), "the block bitmap marks free");
+	} else {
+		return 0;
+	}
+	print_owner(c, owner, sizeof(owner));
+	ev_error("%s uses block %llu as %s, which %s: filesystem damaged; "
+		 "run e2fsck", owner, (unsigned long long)bad, role, why);
+	c->err = EV_EIO;
+	return c->err;
+}
+
+static int check_mapped_block(ext2_filsys fs, blk64_t *blocknr,
+			      e2_blkcnt_t blockcnt, blk64_t ref_blk,
+			      int ref_offset, void *priv)
+{
+	struct check_ctx *c = priv;
+
+	if (check_blocks(c, *blocknr, 1,
+			 blockcnt < 0 ? "an indirect block" : "data"))
+		return BLOCK_ABORT;
+	return 0;
+}
+
+static int check_extent_blocks(struct check_ctx *c)
+{
+	ext2_filsys fs = c->w->fs;
+	ext2_extent_handle_t h;
+	struct ext2fs_extent ex;
+	errcode_t e;
+
+	e = ext2fs_extent_open2(fs, c->ino, (struct ext2_inode *)c->inode, &h);
+	if (e)
+		goto fail;
+	e = ext2fs_extent_get(h, EXT2_EXTENT_ROOT, &ex);
+	while (!e) {
+		/*
+		 * Each entry is checked before the walk descends into the
+		 * node it points to; unwritten extents are allocated too.
+		 */
+		if (ex.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT)
+			;
+		else if (ex.e_flags & EXT2_EXTENT_FLAGS_LEAF)
+			check_blocks(c, ex.e_pblk, ex.e_len, "data");
+		else
+			check_blocks(c, ex.e_pblk, 1, "an extent-tree block");
+		if (c->err)
+			break;
+		e = ext2fs_extent_get(h, EXT2_EXTENT_NEXT, &ex);
+	}
+	ext2fs_extent_free(h);
+	if (c->err || e == EXT2_ET_EXTENT_NO_NEXT ||
+	    e == EXT2_ET_NO_CURRENT_NODE)
+		return c->err;
+fail:
+	ev_error("cannot read the extent tree of inode %u: %s", c->ino,
+		 error_message(e));
+	return EV_EIO;
+}
+
+static int check_inode(struct walk *w, ext2_ino_t ino,
+		       const struct ext2_inode *inode)
+{
+	struct check_ctx c = { .w = w, .ino = ino, .inode = inode };
+	blk64_t acl = ext2fs_file_acl_block(w->fs, inode);
+	errcode_t e;
+
+	if (acl && check_blocks(&c, acl, 1, "its xattr block"))
+		return c.err;
+	/* Inline data, fast symlinks and device inodes have no blocks. */
+	if (!ext2fs_inode_has_valid_blocks2(w->fs, (struct ext2_inode *)inode))
+		return 0;
+	if (inode->i_flags & EXT4_EXTENTS_FL)
+		return check_extent_blocks(&c);
+	e = ext2fs_block_iterate3(w->fs, ino, BLOCK_FLAG_READ_ONLY, NULL,
+				  check_mapped_block, &c);
+	if (c.err)
+		return c.err;
+	if (e) {
+		ev_error("cannot read the block map of inode %u: %s", ino,
+			 error_message(e));
+		return EV_EIO;
+	}
+	return 0;
+}
+
+static int check_inodes(struct walk *w)
+{
+	ext2_inode_scan scan;
+	struct ext2_inode inode;
+	ext2_ino_t ino = 0;
+	errcode_t e;
+	int err = 0;
+
+	e = ext2fs_open_inode_scan(w->fs, 0, &scan);
+	if (e) {
+		ev_error("cannot scan the inode tables: %s", error_message(e));
+		return EV_EIO;
+	}
+	for (;;) {
+		e = ext2fs_get_next_inode_full(scan, &ino, &inode,
+					       sizeof(inode));
+		if (e) {
+			ev_error("cannot read inode %u: %s", ino,
+				 error_message(e));
+			err = EV_EIO;
+			break;
+		}
+		if (!ino)
+			break;
+		/* Deleted inodes keep stale mappings; the kernel ignores them. */
+		if (!inode.i_links_count)
+			continue;
+		err = check_inode(w, ino, &inode);
+		if (err)
+			break;
+	}
+	ext2fs_close_inode_scan(scan);
+	return err;
+}
+
+static int check_metadata(struct walk *w)
+{
+	ext2_filsys fs = w->fs;
+	struct check_ctx c = { .w = w };
+	ext2fs_block_bitmap sb;
+	blk64_t s = fs->super->s_first_data_block, z;
+	blk64_t end = ext2fs_blocks_count(fs->super) - 1;
+	char role[64];
+	errcode_t e;
+	dgrp_t g;
+
+	/* Superblock copies, group descriptors and reserved GDT blocks. */
+	e = ext2fs_allocate_block_bitmap(fs, "superblocks", &sb);
+	if (e) {
+		ev_error("cannot allocate a block bitmap: %s",
+			 error_message(e));
+		return EV_ENOMEM;
+	}
+	for (g = 0; g < fs->group_desc_count; g++)
+		ext2fs_reserve_super_and_bgd(fs, g, sb);
+	while (s <= end && !c.err) {
+		if (ext2fs_find_first_set_block_bitmap2(sb, s, end, &s))
+			break;
+		if (ext2fs_find_first_zero_block_bitmap2(sb, s, end, &z))
+			z = end + 1;
+		check_blocks(&c, s, z - s,
+			     "a superblock or group descriptor block");
+		s = z;
+	}
+	ext2fs_free_block_bitmap(sb);
+	for (g = 0; g < fs->group_desc_count && !c.err; g++) {
+		snprintf(role, sizeof(role), "the block bitmap of group %u", g);
+		if (check_blocks(&c, ext2fs_block_bitmap_loc(fs, g), 1, role))
+			break;
+		snprintf(role, sizeof(role), "the inode bitmap of group %u", g);
+		if (check_blocks(&c, ext2fs_inode_bitmap_loc(fs, g), 1, role))
+			break;
+		snprintf(role, sizeof(role), "the inode table of group %u", g);
+		check_blocks(&c, ext2fs_inode_table_loc(fs, g),
+			     fs->inode_blocks_per_group, role);
+	}
+	if (!c.err && ext2fs_has_feature_mmp(fs->super))
+		check_blocks(&c, fs->super->s_mmp_block, 1, "the MMP block");
+	return c.err;
+}
+
+/*
+ * What the target serves must be what the kernel would read from a clean
+ * filesystem mounted read-only: it cannot replay a journal there (the
+ * device is read-only), and a filesystem marked with errors may hold
+ * anything.
+ */
+static int check_state(ext2_filsys fs, const char *image)
+{
+	if (ext2fs_has_feature_journal_needs_recovery(fs->super)) {
+		ev_error("the journal of %s needs recovery (needs_recovery), "
+			 "which the kernel cannot do on a read-only device: "
+			 "run e2fsck on the image first", image);
+		return EV_EIO;
+	}
+	if (fs->super->s_state & EXT2_ERROR_FS) {
+		ev_error("%s is marked as having errors: run e2fsck on the "
+			 "image first", image);
+		return EV_EIO;
+	}
+	return 0;
+}
+
 int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 		    struct ev_fs *out, bool auto_mode)
 {
@@ -352,6 +626,8 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 	u64 fs_blocks;
 	int err;
 
+	/* Else error_message() prints "Unknown code ext2 N". */
+	initialize_ext2_error_table();
 	memset(out, 0, sizeof(*out));
 	e = ext2fs_open2(image, NULL, EXT2_FLAG_64BITS, 0, 0, unix_io_manager,
 			 &fs);
@@ -372,6 +648,9 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 		return EV_EIO;
 	}
 	w.fs = fs;
+	err = check_state(fs, image);
+	if (err)
+		goto out;
 	fs_blocks = ext2fs_blocks_count(fs->super);
 	if (fs->blocksize != block_size) {
 		ev_error("filesystem block size %u differs from the data block "
@@ -397,6 +676,10 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 	}
 	if (!err)
 		err = read_bitmap(&w);
+	if (!err)
+		err = check_metadata(&w);
+	if (!err)
+		err = check_inodes(&w);
 out:
 	free(w.dir_seen);
 	free(w.ents);
