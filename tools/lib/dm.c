@@ -256,8 +256,8 @@ static void sync_nodes(uint32_t cookie)
 		dm_task_update_nodes();
 }
 
-int ev_dm_create(const char *name, u64 sectors, const char *type,
-		 const char *params)
+int ev_dm_create(const char *name, const char *uuid, u64 sectors,
+		 const char *type, const char *params)
 {
 	struct dm_task *dmt = task(DM_DEVICE_CREATE, name);
 	struct ev_dm_info info;
@@ -266,7 +266,7 @@ int ev_dm_create(const char *name, u64 sectors, const char *type,
 
 	if (!dmt)
 		return EV_EUSAGE;
-	if (!dm_task_set_ro(dmt) ||
+	if (!dm_task_set_ro(dmt) || (uuid && !dm_task_set_uuid(dmt, uuid)) ||
 	    !dm_task_add_target(dmt, 0, sectors, type, params) ||
 	    (use_udev && !dm_task_set_cookie(dmt, &cookie, 0))) {
 		dm_task_destroy(dmt);
@@ -292,14 +292,14 @@ int ev_dm_create(const char *name, u64 sectors, const char *type,
 		 * A busy name may be another's device: leave that alone.
 		 */
 		if (err != EV_EBUSY && !ev_dm_info(name, &info) && info.exists)
-			ev_dm_remove(name);
+			ev_dm_remove(name, false);
 	}
 	if (kmsg >= 0)
 		close(kmsg);
 	return err;
 }
 
-int ev_dm_remove(const char *name)
+int ev_dm_remove(const char *name, bool deferred)
 {
 	struct dm_task *dmt = task(DM_DEVICE_REMOVE, name);
 	uint32_t cookie = 0;
@@ -310,7 +310,8 @@ int ev_dm_remove(const char *name)
 	/* udev (blkid) may hold the device for a moment after a change. */
 	if (use_udev)
 		dm_task_retry_remove(dmt);
-	if (use_udev && !dm_task_set_cookie(dmt, &cookie, 0)) {
+	if ((deferred && !dm_task_deferred_remove(dmt)) ||
+	    (use_udev && !dm_task_set_cookie(dmt, &cookie, 0))) {
 		dm_task_destroy(dmt);
 		return EV_ENOMEM;
 	}

@@ -55,6 +55,7 @@ bool ev_dm_has_target(const char *type);
 /**
  * ev_dm_create() - create a read-only device with one target
  * @name: device name (/dev/mapper/@name)
+ * @uuid: its device-mapper UUID (at most EV_DM_UUID_MAX bytes), or NULL
  * @sectors: target length
  * @type: target type
  * @params: target parameters
@@ -65,10 +66,16 @@ bool ev_dm_has_target(const char *type);
  * Return: 0 or an exit code (EV_EBUSY: the name is taken), with the error
  * printed.
  */
-int ev_dm_create(const char *name, u64 sectors, const char *type,
-		 const char *params);
+int ev_dm_create(const char *name, const char *uuid, u64 sectors,
+		 const char *type, const char *params);
 
-/* Remove device @name; 0 or an exit code (EV_EBUSY: in use). */
-int ev_dm_remove(const char *name);
+/* Longest device-mapper UUID (DM_UUID_LEN less its NUL). */
+#define EV_DM_UUID_MAX 128
+
+/*
+ * Remove device @name; 0 or an exit code (EV_EBUSY: in use).  @deferred:
+ * if it is open, have the kernel remove it on its last close instead.
+ */
+int ev_dm_remove(const char *name, bool deferred);
 
 #endif /* EXTVERITY_DM_H */

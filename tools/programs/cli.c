@@ -4,12 +4,16 @@
  * the table options, JSON strings.  Kept apart from main() so that the fuzz
  * harnesses (tests/fuzz) can link the commands without it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "extverity.h"
 #include "table.h"
+#include "write.h"
 
 void ev_usage(const struct ev_command *cmd, FILE *fp)
 {
@@ -107,4 +111,50 @@ void ev_json_string(const char *s)
 			putchar(c);
 	}
 	putchar('"');
+}
+
+int ev_root_hash_file_read(const char *path, char *hex, size_t size)
+{
+	bool more;
+	size_t n;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f) {
+		ev_error("cannot open %s: %s", path, strerror(errno));
+		return EV_EIO;
+	}
+	/* A digest and a newline at most: anything longer is not one. */
+	n = fread(hex, 1, size - 1, f);
+	if (ferror(f)) {
+		ev_error("cannot read %s: %s", path, strerror(errno));
+		fclose(f);
+		return EV_EIO;
+	}
+	more = n == size - 1 && fgetc(f) != EOF;
+	fclose(f);
+	hex[n] = '\0';
+	/* veritysetup writes the digest alone; a newline after it is fine. */
+	if (n && hex[n - 1] == '\n')
+		hex[--n] = '\0';
+	if (!n || more || n > size - 2 ||
+	    strspn(hex, "0123456789abcdefABCDEF") != n) {
+		ev_error("%s does not hold a root digest (64 or 128 hex "
+			 "digits)", path);
+		return EV_EUSAGE;
+	}
+	return 0;
+}
+
+int ev_root_hash_file_write(const char *path, const char *hex)
+{
+	struct stat st;
+
+	/* Replaced whole (a new file renamed over it), never written into. */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		ev_error("cannot write the root digest to %s: not a regular "
+			 "file", path);
+		return EV_EIO;
+	}
+	return ev_write_area(path, 0, hex, strlen(hex));
 }

@@ -12,14 +12,22 @@
 
 int ev_cmd_close(const struct ev_command *cmd, int argc, char *argv[])
 {
-	static const struct option longopts[] = { { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = {
+		{ "deferred", no_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool deferred = false;
 	struct ev_dm_target t;
 	struct ev_dm_info info;
 	const char *name;
-	int err;
+	int c, err;
 
-	if (getopt_long(argc, argv, "", longopts, NULL) != -1)
-		return ev_option_error(cmd, argv, longopts);
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c != 'd')
+			return ev_option_error(cmd, argv, longopts);
+		if (!ev_once(&deferred, "deferred"))
+			return EV_EUSAGE;
+	}
 	if (!ev_operands(cmd, argc, argv, "NAME"))
 		return EV_EUSAGE;
 	name = argv[optind];
@@ -39,11 +47,12 @@ int ev_cmd_close(const struct ev_command *cmd, int argc, char *argv[])
 		ev_error("device %s is not an extverity device (target %s)",
 			 name, t.type);
 		err = EV_EUSAGE;
-	} else if (info.open_count > 0) {
+	} else if (info.open_count > 0 && !deferred) {
 		ev_error("device %s is in use (mounted or open)", name);
 		err = EV_EBUSY;
 	} else {
-		err = ev_dm_remove(name);
+		/* Deferred: the kernel removes it on its last close. */
+		err = ev_dm_remove(name, deferred);
 		if (err == EV_EBUSY)
 			ev_error("device %s is in use (mounted or open)", name);
 		else if (err)

@@ -11,12 +11,14 @@
 #include "fsverity_digest.h"
 #include "read.h"
 
-enum { OPT_FILES = 256, OPT_JSON, OPT_OFFSET };
+enum { OPT_FILES = 256, OPT_JSON, OPT_OFFSET, OPT_ROOT, OPT_ROOT_FILE };
 
 static const struct option longopts[] = {
 	{ "files", no_argument, NULL, OPT_FILES },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "hash-offset", required_argument, NULL, OPT_OFFSET },
+	{ "root-digest", required_argument, NULL, OPT_ROOT },
+	{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -141,7 +143,9 @@ static void print_params(const struct ev_area *a, bool json)
 
 int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 {
-	bool files = false, json = false, seen[3] = { false };
+	bool files = false, json = false, seen[5] = { false };
+	const char *root = NULL, *root_file = NULL;
+	char root_buf[EV_ROOT_HEX_SIZE];
 	struct ev_area a;
 	u64 offset = 0;
 	int c, err;
@@ -156,12 +160,34 @@ int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 			files = true;
 		else if (c == OPT_JSON)
 			json = true;
+		else if (c == OPT_ROOT)
+			root = optarg;
+		else if (c == OPT_ROOT_FILE)
+			root_file = optarg;
 		else if (!ev_parse_offset(optarg, &offset))
 			return EV_EUSAGE;
 	}
 	if (!ev_operands(cmd, argc, argv, "HASHFILE"))
 		return EV_EUSAGE;
+	if (root && root_file) {
+		ev_error("--root-digest and --root-hash-file exclude each other");
+		return EV_EUSAGE;
+	}
+	if (root_file) {
+		err = ev_root_hash_file_read(root_file, root_buf,
+					     sizeof(root_buf));
+		if (err)
+			return err;
+		root = root_buf;
+	}
 	err = ev_area_open(&a, argv[optind], offset);
+	/*
+	 * With a root digest, what is printed is authenticated: the root
+	 * covers the superblock, which holds the digest of every section
+	 * ev_area_load() checks.  Without one, it is what the file says.
+	 */
+	if (!err && root)
+		err = ev_area_check_root(&a, root);
 	if (!err)
 		err = ev_area_parse(&a);
 	if (!err)

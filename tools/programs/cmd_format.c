@@ -19,7 +19,7 @@
 
 enum {
 	OPT_HASH = 256, OPT_BLOCK_SIZE, OPT_SALT, OPT_UUID, OPT_OFFSET,
-	OPT_FS, OPT_JSON, OPT_PROGRESS,
+	OPT_FS, OPT_JSON, OPT_PROGRESS, OPT_ROOT_FILE,
 };
 
 static const struct option longopts[] = {
@@ -31,6 +31,7 @@ static const struct option longopts[] = {
 	{ "fs", required_argument, NULL, OPT_FS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -117,9 +118,10 @@ static void print_result(const struct ev_format_opts *o,
 /* Parse the options into @o; 0 or an exit code. */
 static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 		      struct ev_format_opts *o, u64 *offset,
-		      enum fs_mode *fs, bool *json, bool *progress)
+		      enum fs_mode *fs, bool *json, bool *progress,
+		      const char **root_file)
 {
-	bool seen[8] = { false }, have_salt = false, have_uuid = false;
+	bool seen[9] = { false }, have_salt = false, have_uuid = false;
 	const char *salt_arg = NULL;
 	size_t len;
 	u32 bs;
@@ -186,6 +188,9 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 			break;
 		case OPT_PROGRESS:
 			*progress = true;
+			break;
+		case OPT_ROOT_FILE:
+			*root_file = optarg;
 			break;
 		}
 	}
@@ -273,7 +278,8 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	enum fs_mode mode = FS_AUTO;
 	u64 offset = 0, size;
 	bool json = false, progress = false, same;
-	const char *image, *hashfile;
+	const char *image, *hashfile, *root_file = NULL;
+	char root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
 	u32 bs;
 	int fd, err;
 
@@ -281,7 +287,7 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	memset(&fs, 0, sizeof(fs));
 	memset(&r, 0, sizeof(r));
 	err = parse_opts(cmd, argc, argv, &o, &offset, &mode, &json,
-			 &progress);
+			 &progress, &root_file);
 	if (err)
 		return err;
 	ev_progress_setup(progress);
@@ -335,6 +341,13 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	err = ev_write_area(hashfile, offset, r.buf, r.len);
 	if (err)
 		goto out;
+	if (root_file) {
+		ev_bin2hex(r.root, extverity_digest_size(o.hash_algorithm),
+			   root);
+		err = ev_root_hash_file_write(root_file, root);
+		if (err)
+			goto out;
+	}
 	print_result(&o, &r, offset, json);
 out:
 	free(r.buf);

@@ -16,7 +16,7 @@
 #include "sig.h"
 #include "table.h"
 
-enum { OPT_OFFSET = 256, OPT_JSON, OPT_SIG, OPT_TABLE };
+enum { OPT_OFFSET = 256, OPT_JSON, OPT_SIG, OPT_ROOT_FILE, OPT_TABLE };
 
 /* The longest name device-mapper takes (DM_NAME_LEN - 1). */
 #define EV_DM_NAME_MAX 127
@@ -74,6 +74,21 @@ static void print_json(const char *name, const char *table)
 }
 
 /*
+ * The device-mapper UUID of device @name over the area with UUID @u:
+ * "EXTVERITY-<UUID, 32 hex digits>-<name>", cut at EV_DM_UUID_MAX, as
+ * veritysetup names its devices "CRYPT-VERITY-<UUID>-<name>": udev, lsblk
+ * and systemd tell the device's kind and its hash area by it.
+ */
+static void dm_uuid(const u8 u[16], const char *name,
+		    char out[EV_DM_UUID_MAX + 1])
+{
+	char hex[33];
+
+	ev_bin2hex(u, 16, hex);
+	snprintf(out, EV_DM_UUID_MAX + 1, "EXTVERITY-%s-%s", hex, name);
+}
+
+/*
  * Everything but option parsing; @args: DATA NAME HASH ROOT_DIGEST;
  * @sig: the root digest's signature file, or NULL.
  */
@@ -82,6 +97,7 @@ static int do_open(char *args[], u64 offset, unsigned int flags, bool json,
 {
 	const char *data = args[0], *name = args[1], *hash = args[2];
 	char dstr[32], hstr[32], *params = NULL, *table = NULL;
+	char uuid[EV_DM_UUID_MAX + 1];
 	char *sig_desc = NULL;
 	int32_t sig_key = 0;
 	int dfd = -1, hfd = -1, err;
@@ -128,8 +144,9 @@ static int do_open(char *args[], u64 offset, unsigned int flags, bool json,
 	snprintf(dstr, sizeof(dstr), "%u:%u", major(ddev), minor(ddev));
 	snprintf(hstr, sizeof(hstr), "%u:%u", major(hdev), minor(hdev));
 	params = ev_table_params(&a, dstr, hstr, flags, sig_desc);
-	err = ev_dm_create(name, ev_table_sectors(&a), EXTVERITY_TARGET_NAME,
-			   params);
+	dm_uuid(a.sb.uuid, name, uuid);
+	err = ev_dm_create(name, uuid, ev_table_sectors(&a),
+			   EXTVERITY_TARGET_NAME, params);
 	if (!err && json) {
 		table = xmalloc(strlen(params) + 64);
 		sprintf(table, "0 %" PRIu64 " %s %s", ev_table_sectors(&a),
@@ -154,18 +171,22 @@ out:
 
 int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 {
-	struct option longopts[4 + EV_NR_TABLE_OPTS] = {
+	struct option longopts[5 + EV_NR_TABLE_OPTS] = {
 		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "root-hash-signature", required_argument, NULL, OPT_SIG },
+		{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
 	};
 	bool seen_offset = false, json = false, seen_sig = false;
-	const char *sig = NULL;
+	bool seen_root = false;
+	const char *sig = NULL, *root_file = NULL;
+	char root_buf[EV_ROOT_HEX_SIZE], *args[4];
+	int err;
 	unsigned int flags = 0;
 	u64 offset = 0;
 	int c;
 
-	ev_table_longopts(longopts + 3, OPT_TABLE);
+	ev_table_longopts(longopts + 4, OPT_TABLE);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == OPT_OFFSET) {
 			if (!ev_once(&seen_offset, "hash-offset") ||
@@ -178,6 +199,10 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 			if (!ev_once(&seen_sig, "root-hash-signature"))
 				return EV_EUSAGE;
 			sig = optarg;
+		} else if (c == OPT_ROOT_FILE) {
+			if (!ev_once(&seen_root, "root-hash-file"))
+				return EV_EUSAGE;
+			root_file = optarg;
 		} else if (c >= OPT_TABLE &&
 			   c < OPT_TABLE + EV_NR_TABLE_OPTS) {
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
@@ -186,7 +211,17 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 			return ev_option_error(cmd, argv, longopts);
 		}
 	}
-	if (!ev_operands(cmd, argc, argv, "DATA NAME HASH ROOT_DIGEST"))
+	if (!ev_operands(cmd, argc, argv, root_file ? "DATA NAME HASH" :
+			 "DATA NAME HASH ROOT_DIGEST"))
 		return EV_EUSAGE;
-	return do_open(argv + optind, offset, flags, json, sig);
+	memcpy(args, argv + optind, 3 * sizeof(*args));
+	args[3] = argv[optind + 3];
+	if (root_file) {
+		err = ev_root_hash_file_read(root_file, root_buf,
+					     sizeof(root_buf));
+		if (err)
+			return err;
+		args[3] = root_buf;
+	}
+	return do_open(args, offset, flags, json, sig);
 }

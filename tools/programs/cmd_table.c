@@ -11,24 +11,26 @@
 #include "sig.h"
 #include "table.h"
 
-enum { OPT_OFFSET = 256, OPT_SIG_KEY, OPT_TABLE };
+enum { OPT_OFFSET = 256, OPT_SIG_KEY, OPT_ROOT_FILE, OPT_TABLE };
 
 int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 {
-	struct option longopts[3 + EV_NR_TABLE_OPTS] = {
+	struct option longopts[4 + EV_NR_TABLE_OPTS] = {
 		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 		{ "root-hash-signature-key", required_argument, NULL,
 		  OPT_SIG_KEY },
+		{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
 	};
 	unsigned int flags = 0;
-	bool seen_offset = false, seen_sig = false;
-	const char *sig_key = NULL;
+	bool seen_offset = false, seen_sig = false, seen_root = false;
+	const char *sig_key = NULL, *root, *root_file = NULL;
+	char root_buf[EV_ROOT_HEX_SIZE];
 	struct ev_area a;
 	u64 offset = 0;
 	char *params;
 	int c, err;
 
-	ev_table_longopts(longopts + 2, OPT_TABLE);
+	ev_table_longopts(longopts + 3, OPT_TABLE);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == OPT_OFFSET) {
 			if (!ev_once(&seen_offset, "hash-offset") ||
@@ -45,6 +47,10 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 				return EV_EUSAGE;
 			}
 			sig_key = optarg;
+		} else if (c == OPT_ROOT_FILE) {
+			if (!ev_once(&seen_root, "root-hash-file"))
+				return EV_EUSAGE;
+			root_file = optarg;
 		} else if (c >= OPT_TABLE &&
 			   c < OPT_TABLE + EV_NR_TABLE_OPTS) {
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
@@ -53,15 +59,23 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 			return ev_option_error(cmd, argv, longopts);
 		}
 	}
-	if (!ev_operands(cmd, argc, argv, "DATA_DEV HASH_DEV ROOT_DIGEST"))
+	if (!ev_operands(cmd, argc, argv, root_file ? "DATA_DEV HASH_DEV" :
+			 "DATA_DEV HASH_DEV ROOT_DIGEST"))
 		return EV_EUSAGE;
+	root = argv[optind + 2];
+	if (root_file) {
+		err = ev_root_hash_file_read(root_file, root_buf,
+					     sizeof(root_buf));
+		if (err)
+			return err;
+		root = root_buf;
+	}
 	/* An empty word would shift every argument after it in the line. */
 	if (!*argv[optind]) {
 		ev_error("empty data device name");
 		return EV_EUSAGE;
 	}
-	err = ev_table_open_area(&a, argv[optind + 1], offset,
-				 argv[optind + 2]);
+	err = ev_table_open_area(&a, argv[optind + 1], offset, root);
 	if (err) {
 		ev_area_close(&a);
 		return err;

@@ -10,12 +10,13 @@
 #include "progress.h"
 #include "verify.h"
 
-enum { OPT_OFFSET = 256, OPT_PROGRESS, OPT_JSON };
+enum { OPT_OFFSET = 256, OPT_PROGRESS, OPT_JSON, OPT_ROOT_FILE };
 
 static const struct option longopts[] = {
 	{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -35,7 +36,9 @@ static void print_json(const char *image, const struct ev_verify_result *r,
 
 int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 {
-	bool seen[3] = { false }, json = false, progress = false;
+	bool seen[4] = { false }, json = false, progress = false;
+	char root_buf[EV_ROOT_HEX_SIZE];
+	const char *root, *root_file = NULL;
 	struct ev_verify_result res = { 0 };
 	struct ev_area a;
 	u64 offset = 0;
@@ -48,15 +51,26 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 			return EV_EUSAGE;
 		if (c == OPT_OFFSET && !ev_parse_offset(optarg, &offset))
 			return EV_EUSAGE;
+		if (c == OPT_ROOT_FILE)
+			root_file = optarg;
 		json |= c == OPT_JSON;
 		progress |= c == OPT_PROGRESS;
 	}
-	if (!ev_operands(cmd, argc, argv, "IMAGE HASHFILE ROOT_DIGEST"))
+	if (!ev_operands(cmd, argc, argv, root_file ? "IMAGE HASHFILE" :
+			 "IMAGE HASHFILE ROOT_DIGEST"))
 		return EV_EUSAGE;
+	root = argv[optind + 2];
+	if (root_file) {
+		err = ev_root_hash_file_read(root_file, root_buf,
+					     sizeof(root_buf));
+		if (err)
+			return err;
+		root = root_buf;
+	}
 	ev_progress_setup(progress);
 	err = ev_area_open(&a, argv[optind + 1], offset);
 	if (!err)
-		err = ev_area_check_root(&a, argv[optind + 2]);
+		err = ev_area_check_root(&a, root);
 	if (!err)
 		err = ev_area_parse(&a);
 	if (!err)

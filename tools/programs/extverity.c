@@ -14,33 +14,37 @@ static const struct ev_command commands[] = {
 	  "Hash a filesystem image and write its hash area",
 	  "    extverity format [--hash=sha256|sha512] [--data-block-size=N]\n"
 	  "                     [--salt=HEX|-|random] [--uuid=UUID]\n"
-	  "                     [--hash-offset=BYTES]\n"
+	  "                     [--hash-offset=BYTES] [--root-hash-file=FILE]\n"
 	  "                     [--fs=auto|ext4|fiemap|raw] [--json] [--progress]\n"
 	  "                     IMAGE HASHFILE\n" },
 	{ "dump", ev_cmd_dump,
 	  "Show the parameters of a hash area, or its files' fs-verity digests",
-	  "    extverity dump [--files] [--json] [--hash-offset=BYTES] HASHFILE\n" },
+	  "    extverity dump [--files] [--json] [--hash-offset=BYTES]\n"
+	  "                   [--root-digest=HEX|--root-hash-file=FILE] HASHFILE\n" },
 	{ "verify", ev_cmd_verify,
 	  "Check a whole image against its hash area",
 	  "    extverity verify [--hash-offset=BYTES] [--json] [--progress]\n"
-	  "                     IMAGE HASHFILE ROOT_DIGEST\n" },
+	  "                     IMAGE HASHFILE ROOT_DIGEST\n"
+	  "    extverity verify [OPTION...] --root-hash-file=FILE IMAGE HASHFILE\n" },
 	{ "table", ev_cmd_table,
 	  "Print the device-mapper table line",
 	  "    extverity table [--hash-offset=BYTES]\n"
 	  "                    [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                    [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
 	  "                    [--root-hash-signature-key=DESC]\n"
-	  "                    DATA_DEV HASH_DEV ROOT_DIGEST\n" },
+	  "                    DATA_DEV HASH_DEV ROOT_DIGEST\n"
+	  "    extverity table [OPTION...] --root-hash-file=FILE DATA_DEV HASH_DEV\n" },
 	{ "open", ev_cmd_open,
 	  "Create a verified device-mapper device (loop devices for files)",
 	  "    extverity open [--hash-offset=BYTES]\n"
 	  "                   [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                   [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
 	  "                   [--root-hash-signature=FILE] [--json]\n"
-	  "                   DATA NAME HASH ROOT_DIGEST\n" },
+	  "                   DATA NAME HASH ROOT_DIGEST\n"
+	  "    extverity open [OPTION...] --root-hash-file=FILE DATA NAME HASH\n" },
 	{ "close", ev_cmd_close,
 	  "Remove a device created by open",
-	  "    extverity close NAME\n" },
+	  "    extverity close [--deferred] NAME\n" },
 	{ "status", ev_cmd_status,
 	  "Show the state of an extverity device",
 	  "    extverity status [--json] NAME\n" },

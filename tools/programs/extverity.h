@@ -57,6 +57,20 @@ bool ev_parse_offset(const char *arg, u64 *off);
  * ...), option i returning @base + i from getopt_long().
  */
 void ev_table_longopts(struct option *opts, int base);
+/*
+ * The root digest in --root-hash-file @path (hex digits, a newline after
+ * them allowed, as veritysetup's) into @hex of @size bytes, which must hold
+ * the longest digest, a newline and a NUL: 0 or an exit code with the
+ * error printed.
+ */
+int ev_root_hash_file_read(const char *path, char *hex, size_t size);
+/*
+ * Write @hex alone to regular file @path, as veritysetup does, through a
+ * new file renamed over it: nothing half-written on failure.
+ */
+int ev_root_hash_file_write(const char *path, const char *hex);
+/* Size of the buffer ev_root_hash_file_read() needs. */
+#define EV_ROOT_HEX_SIZE (2 * EXTVERITY_MAX_DIGEST_SIZE + 2)
 /* Print @s as a JSON string (quoted, escaped) to stdout. */
 void ev_json_string(const char *s);
 
