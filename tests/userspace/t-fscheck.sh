@@ -18,6 +18,11 @@
 #            flipped byte there is a corrupt metadata block; its digest is
 #            fs-verity's over its i_size bytes.
 #   compr    a file with EXT2_COMPR_FL (ext4 ignores it): hashed as stored.
+#   encrypt  EXT4_ENCRYPT_FL on a file and a directory (flags only, which
+#            e2fsck rejects for lack of a policy, but enough for the
+#            reader): the file is hashed as stored (ciphertext on a real
+#            image); the directory's names are listed in hex, as ciphertext
+#            names may hold any byte.
 #   errtext  libext2fs errors print as text (the com_err table), the text
 #            debugfs prints for the same damage, never "Unknown code".
 #   dirleak  a directory block that cannot be read: exit 4 naming the
@@ -200,6 +205,36 @@ if fmt_ok "$base" "$what"; then
 	check_err "$what: a flipped byte past EOF is a corrupt metadata block" \
 		2 "corrupted: metadata block $past\$" \
 		"$E" verify "$W/c" "$base.hash" "$root"
+fi
+
+# --------------------------------------------------------------- encrypt
+what=encrypt
+img=$W/encrypt
+cp "$base" "$img"
+dbg "$img" "sif /d flags 0x80800"
+dbg "$img" "sif /big flags 0x80800"
+if [ "$(debugfs -R "stat /d" "$img" 2>/dev/null |
+	sed -n 's/.*Flags: \(0x[0-9a-f]*\).*/\1/p')" != 0x80800 ]; then
+	fail "$what: debugfs did not flag /d encrypted"
+elif fmt_ok "$img" "$what"; then
+	name=a-rather-long-file-name-to-fill-blocks-7
+	hex=$(printf %s "$name" | od -An -tx1 | tr -d ' \n')
+	want=$(fsverity digest --hash-alg=sha256 --block-size=1024 \
+		"$s/d/$name" | sed 's/ .*//')
+	got=$("$E" dump --files "$img.hash" 2>&1 | sed -n "s| /d/$hex\$||p")
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		pass "$what: /d/$name is listed as /d/$hex"
+	else
+		fail "$what: /d/$hex: digest '$got', want $want: $("$E" dump --files "$img.hash" 2>&1 | grep ' /d/' | head -n 2 | tr '\n' '|')"
+	fi
+	want=$(fsverity digest --hash-alg=sha256 --block-size=1024 "$s/big" |
+		sed 's/ .*//')
+	got=$("$E" dump --files "$img.hash" 2>&1 | sed -n 's| /big$||p')
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		pass "$what: /big (EXT4_ENCRYPT_FL) is hashed as stored"
+	else
+		fail "$what: /big's digest '$got', want $want"
+	fi
 fi
 
 # ---------------------------------------------------------------- bitmap

@@ -26,6 +26,7 @@ struct walk {
 	struct dirent_rec *ents;
 	size_t nr_ents, ents_cap;
 	u8 *dir_seen;
+	bool dir_encrypted;	/* the directory being read holds ciphertext */
 	int err;
 };
 
@@ -43,10 +44,27 @@ static int collect_dirent(ext2_ino_t dir, int entry,
 	xgrow((void **)&w->ents, &w->ents_cap, w->nr_ents + 1,
 	      sizeof(*w->ents));
 	r = &w->ents[w->nr_ents++];
+	r->ino = dirent->inode;
+	if (w->dir_encrypted) {
+		/*
+		 * Names in an encrypted directory are ciphertext: any byte,
+		 * '/' and NUL included.  Spell them in hex so that every path
+		 * stays one unambiguous string.
+		 */
+		static const char hex[] = "0123456789abcdef";
+		int i;
+
+		r->name = xmalloc(2 * len + 1);
+		for (i = 0; i < len; i++) {
+			r->name[2 * i] = hex[(u8)dirent->name[i] >> 4];
+			r->name[2 * i + 1] = hex[(u8)dirent->name[i] & 15];
+		}
+		r->name[2 * len] = '\0';
+		return 0;
+	}
 	r->name = xmalloc(len + 1);
 	memcpy(r->name, dirent->name, len);
 	r->name[len] = '\0';
-	r->ino = dirent->inode;
 	return 0;
 }
 
@@ -75,6 +93,7 @@ static char *join(const char *dir, const char *name)
 /* Walk one directory; subdirectories are walked after it is closed. */
 static int walk_dir(struct walk *w, ext2_ino_t dir, const char *path)
 {
+	struct ext2_inode dinode;
 	struct dirent_rec *ents;
 	size_t n, i;
 	errcode_t e;
@@ -84,7 +103,12 @@ static int walk_dir(struct walk *w, ext2_ino_t dir, const char *path)
 		return 0;
 	ev_set_bit(w->dir_seen, dir);
 	w->nr_ents = 0;
-	e = ext2fs_dir_iterate2(w->fs, dir, 0, NULL, collect_dirent, w);
+	e = ext2fs_read_inode(w->fs, dir, &dinode);
+	if (!e) {
+		w->dir_encrypted = dinode.i_flags & EXT4_ENCRYPT_FL;
+		e = ext2fs_dir_iterate2(w->fs, dir, 0, NULL, collect_dirent,
+					w);
+	}
 	if (e) {
 		/* The blocks read before the damaged one gave names. */
 		while (w->nr_ents)
@@ -388,14 +412,16 @@ static const char *path_of_file(const struct ev_fs *o, ext2_ino_t ino)
 static void print_owner(const struct check_ctx *c, char *buf, size_t len)
 {
 	const struct ext2_inode *in = c->inode;
-	const char *path = NULL, *kind = "inode";
+	const char *path = NULL, *kind = NULL;
 	char *dir = NULL;
 
 	if (!c->ino) {
 		snprintf(buf, len, "metadata");
 		return;
 	}
-	if (LINUX_S_ISDIR(in->i_mode)) {
+	if (c->ino == c->w->fs->super->s_journal_inum) {
+		kind = "journal";
+	} else if (LINUX_S_ISDIR(in->i_mode)) {
 		kind = "directory";
 		if (!ext2fs_get_pathname(c->w->fs, c->ino, 0, &dir))
 			path = dir;
@@ -405,8 +431,11 @@ static void print_owner(const struct check_ctx *c, char *buf, size_t len)
 	} else if (LINUX_S_ISLNK(in->i_mode)) {
 		kind = "symlink";
 	}
-	snprintf(buf, len, "inode %u (%s%s%s)", c->ino, kind, path ? " " : "",
-		 path ? path : "");
+	if (!kind)
+		snprintf(buf, len, "inode %u", c->ino);
+	else
+		snprintf(buf, len, "inode %u (%s%s%s)", c->ino, kind,
+			 path ? " " : "", path ? path : "");
 	ext2fs_free_mem(&dir);
 }
 
@@ -467,12 +496,11 @@ static int check_extent_blocks(struct check_ctx *c)
 		 * Each entry is checked before the walk descends into the
 		 * node it points to; unwritten extents are allocated too.
 		 */
-		if (ex.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT)
-			;
-		else if (ex.e_flags & EXT2_EXTENT_FLAGS_LEAF)
-			check_blocks(c, ex.e_pblk, ex.e_len, "data");
-		else
-			check_blocks(c, ex.e_pblk, 1, "an extent-tree block");
+		bool leaf = ex.e_flags & EXT2_EXTENT_FLAGS_LEAF;
+
+		if (!(ex.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT))
+			check_blocks(c, ex.e_pblk, leaf ? ex.e_len : 1,
+				     leaf ? "data" : "an extent-tree block");
 		if (c->err)
 			break;
 		e = ext2fs_extent_get(h, EXT2_EXTENT_NEXT, &ex);
@@ -537,7 +565,7 @@ static int check_inodes(struct walk *w)
 		}
 		if (!ino)
 			break;
-		/* Deleted inodes keep stale mappings; the kernel ignores them. */
+		/* Deleted inodes keep stale mappings the kernel ignores. */
 		if (!inode.i_links_count)
 			continue;
 		err = check_inode(w, ino, &inode);
