@@ -9,13 +9,19 @@
  *  3. sweep the image: unowned allocated blocks form the residual tree,
  *     free blocks zero ranges; hash the residual tree in parallel;
  *  4. serialise the sections, pack the tops, write the superblock.
+ * Trees keep only their tops in memory; their lower levels, whose size
+ * follows the files' apparent sizes, go to a scratch file (tree.h) from
+ * which ev_write_area() copies them to the LEVELS section.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "layout.h"
 #include "parallel.h"
+#include "write.h"
 #include "read.h"
 
 /* A run of image blocks owned by a file. */
@@ -49,6 +55,8 @@ struct ctx {
 	size_t nr_res_runs, res_cap;
 	struct emap map;
 	u64 zero_blocks;
+	int scratch;		/* lower tree levels, -1 until needed */
+	u64 scratch_len;
 };
 
 static void set_params(struct ctx *c)
@@ -66,6 +74,65 @@ static void set_params(struct ctx *c)
 	p->tree_entry_size = sizeof(struct extverity_tree) + p->digest_size;
 }
 
+/*
+ * An unlinked file for the lower tree levels, in $TMPDIR or /var/tmp (not
+ * /tmp, often a tmpfs, that is memory).  O_TMPFILE leaves nothing behind
+ * even if we are killed; without it, the file is unlinked at once.
+ */
+static int open_scratch(struct ctx *c)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/var/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		path = xmalloc(strlen(dir) + 32);
+		sprintf(path, "%s/.extverity.XXXXXX", dir);
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+		free(path);
+	}
+	if (fd < 0) {
+		ev_error("cannot create a scratch file in %s (set TMPDIR to "
+			 "another directory): %s", dir, strerror(errno));
+		return EV_EIO;
+	}
+	c->scratch = fd;
+	return 0;
+}
+
+/*
+ * Give @t room for its lower levels in the scratch file; ev_tree_hash_data()
+ * relies on the room reading as zeros until written (the last block of a
+ * level is zero-padded), which a file extended by ftruncate() does.
+ */
+static int place_tree(struct ctx *c, struct ev_tree *t)
+{
+	u64 len = ev_tree_lower_bytes(t, c->p.block_size);
+	int err;
+
+	if (!len)
+		return 0;
+	if (c->scratch < 0) {
+		err = open_scratch(c);
+		if (err)
+			return err;
+	}
+	t->scratch_fd = c->scratch;
+	t->scratch_off = c->scratch_len;
+	if (ftruncate(c->scratch, c->scratch_len + len)) {
+		ev_error("cannot extend the scratch file of the hash trees: "
+			 "%s", strerror(errno));
+		return EV_EIO;
+	}
+	c->scratch_len += len;
+	return 0;
+}
+
 static int hash_files(struct ctx *c, int fd)
 {
 	struct ev_jobs jobs = { .progress = "hashing files" };
@@ -78,10 +145,18 @@ static int hash_files(struct ctx *c, int fd)
 		struct ev_tree *t = &c->itrees[i];
 
 		if (ev_tree_init(t, &c->p, in->size)) {
-			ev_error("inode %llu is too large for a tree",
-				 (unsigned long long)in->ino);
+			ev_error("inode %llu: size %llu bytes is more than "
+				 "a hash tree covers (%llu blocks)",
+				 (unsigned long long)in->ino,
+				 (unsigned long long)in->size,
+				 (unsigned long long)EXTVERITY_MAX_TREE_BLOCKS);
 			free(jobs.v);
 			return EV_EUSAGE;
+		}
+		err = place_tree(c, t);
+		if (err) {
+			free(jobs.v);
+			return err;
 		}
 		t->runs = in->runs;
 		t->nr_runs = in->nr_runs;
@@ -334,6 +409,9 @@ static int build_map(struct ctx *c, int fd)
 		ev_error("image too large for one residual tree");
 		return EV_EUSAGE;
 	}
+	err = place_tree(c, &c->residual);
+	if (err)
+		return err;
 	c->residual.runs = c->res_runs;
 	c->residual.nr_runs = c->nr_res_runs;
 	ev_jobs_add_data(&jobs, &c->residual);
@@ -399,6 +477,8 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	u64 *top_off = xcalloc(c->nr_trees, sizeof(u64));
 	u64 tops_len = 0, lower = 0, next = 1, ext_bytes, tree_bytes;
 	u64 tops_start, levels_start, lv;
+	struct ev_area_data d = { .fd = c->scratch };
+	size_t pieces_cap = 0;
 	u8 *buf;
 
 	/* Next-fit packing of the top blocks, in tree order. */
@@ -444,9 +524,13 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	set_section(&sb, EXTVERITY_SECT_LEVELS, &next, lower, 0, 0);
 	sb.hash_blocks = cpu_to_le64(next);
 
+	/* In memory: everything but LEVELS, which is O(files + extents). */
 	out->len = next * bs;
-	out->buf = xzalloc(out->len);
+	d.len = out->len;
+	d.mem_len = levels_start * bs;
+	out->buf = xzalloc(d.mem_len);
 	buf = out->buf;
+	d.mem = buf;
 	/* EXTENTS */
 	for (i = 0; i < c->map.n; i++) {
 		struct extverity_extent e = c->map.v[i];
@@ -472,12 +556,16 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		if (!t->g.num_levels)
 			continue;
 		r->top = cpu_to_le64(tops_start * bs + top_off[i]);
-		memcpy(buf + tops_start * bs + top_off[i],
-		       t->blocks + t->g.lower_blocks * bs, t->g.top_len);
+		memcpy(buf + tops_start * bs + top_off[i], t->top,
+		       t->g.top_len);
 		if (t->g.lower_blocks) {
 			r->levels = cpu_to_le64(lv);
-			memcpy(buf + lv * bs, t->blocks,
-			       t->g.lower_blocks * bs);
+			xgrow((void **)&d.pieces, &pieces_cap, d.nr_pieces + 1,
+			      sizeof(*d.pieces));
+			d.pieces[d.nr_pieces++] = (struct ev_area_piece){
+				.dst = lv * bs, .src = t->scratch_off,
+				.len = t->g.lower_blocks * bs,
+			};
 			lv += t->g.lower_blocks;
 		}
 	}
@@ -501,6 +589,9 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	out->trees = c->nr_trees;
 	out->files = c->fs ? c->fs->nr_paths : 0;
 	out->zero_blocks = c->zero_blocks;
+	/* The scratch file and pieces now belong to ev_write_area(). */
+	ev_write_area_defer(&d);
+	c->scratch = -1;
 	free(files);
 	free(top_off);
 	return 0;
@@ -547,7 +638,7 @@ static int check_paths(const struct ev_fs *fs)
 int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
 		  struct ev_area_out *out)
 {
-	struct ctx c = { .o = o, .fs = fs };
+	struct ctx c = { .o = o, .fs = fs, .scratch = -1 };
 	size_t i;
 	int err = 0;
 
@@ -583,5 +674,7 @@ out:
 	free(c.trees);
 	free(c.res_runs);
 	free(c.map.v);
+	if (c.scratch >= 0)
+		close(c.scratch);
 	return err;
 }

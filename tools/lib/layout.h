@@ -28,8 +28,10 @@ struct ev_format_opts {
 
 /**
  * struct ev_area_out - a complete hash area, ready to be written
- * @buf: hash_blocks blocks, superblock first
- * @len: bytes of @buf
+ * @buf: the area's blocks up to its LEVELS section, superblock first; the
+ *	rest (tree levels, as large as the files' apparent sizes) waits in a
+ *	scratch file for ev_write_area(@buf, @len) to copy it (write.h)
+ * @len: bytes of the whole area
  * @root: the root digest
  * @files: FILES entries (paths)
  * @trees: tree records

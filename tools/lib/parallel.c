@@ -17,57 +17,89 @@ struct pool {
 	const struct extverity_params *p;
 	const u8 *salt;
 	int fd;
-	atomic_size_t next;
+	u64 nr_jobs;
+	atomic_uint_fast64_t next;
 	atomic_int failed;
 };
 
+static u64 jobs_of(const struct ev_job *job)
+{
+	if (job->finish)
+		return 1;
+	return ev_div_round_up(job->t->g.data_blocks, EV_CHUNK_BLOCKS);
+}
+
+static void add(struct ev_jobs *j, struct ev_tree *t, bool finish)
+{
+	u64 first = j->n ? j->v[j->n - 1].first_job +
+			   jobs_of(&j->v[j->n - 1]) : 0;
+
+	xgrow((void **)&j->v, &j->cap, j->n + 1, sizeof(*j->v));
+	j->v[j->n++] = (struct ev_job){
+		.t = t, .first_job = first, .finish = finish,
+	};
+}
+
 void ev_jobs_add_data(struct ev_jobs *j, struct ev_tree *t)
 {
-	u64 n = t->g.data_blocks, first;
-
-	for (first = 0; first < n; first += EV_CHUNK_BLOCKS) {
-		xgrow((void **)&j->v, &j->cap, j->n + 1, sizeof(*j->v));
-		j->v[j->n++] = (struct ev_job){
-			.t = t, .first = first,
-			.last = n - first > EV_CHUNK_BLOCKS ?
-				first + EV_CHUNK_BLOCKS : n,
-		};
-	}
+	if (t->g.data_blocks)
+		add(j, t, false);
 }
 
 void ev_jobs_add_finish(struct ev_jobs *j, struct ev_tree *t)
 {
-	if (!t->g.num_levels)
-		return;
-	xgrow((void **)&j->v, &j->cap, j->n + 1, sizeof(*j->v));
-	j->v[j->n++] = (struct ev_job){ .t = t, .finish = true };
+	if (t->g.num_levels)
+		add(j, t, true);
+}
+
+/* The queued tree job number @i belongs to: the last with first_job <= i. */
+static const struct ev_job *job_tree(const struct ev_jobs *j, u64 i)
+{
+	size_t lo = 0, hi = j->n;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->v[mid].first_job <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &j->v[lo];
 }
 
 static void *worker(void *arg)
 {
 	struct pool *pool = arg;
+	u32 bs = pool->p->block_size;
 	struct ev_hasher h;
-	u8 *buf;
-	size_t i;
+	u8 *buf, *dig;
+	u64 i;
 
 	if (ev_hasher_init(&h, pool->p->hash_algorithm, pool->salt,
-			   pool->p->salt_size, pool->p->block_size)) {
+			   pool->p->salt_size, bs)) {
 		atomic_store(&pool->failed, 1);
 		return NULL;
 	}
-	buf = xmalloc((size_t)EV_CHUNK_BLOCKS * pool->p->block_size);
-	while ((i = atomic_fetch_add(&pool->next, 1)) < pool->j->n) {
-		struct ev_job *job = &pool->j->v[i];
+	buf = xmalloc((size_t)EV_CHUNK_BLOCKS * bs);
+	dig = xmalloc((size_t)EV_CHUNK_BLOCKS * EXTVERITY_MAX_DIGEST_SIZE);
+	while ((i = atomic_fetch_add(&pool->next, 1)) < pool->nr_jobs) {
+		const struct ev_job *job = job_tree(pool->j, i);
+		u64 first = (i - job->first_job) * EV_CHUNK_BLOCKS;
+		u64 n = job->t->g.data_blocks - first;
 
-		if (job->finish)
-			ev_tree_finish(job->t, &h, buf);
-		else
-			ev_tree_hash_data(job->t, &h, pool->fd, job->first,
-					  job->last, buf, EV_CHUNK_BLOCKS);
-		if (pool->j->progress && !job->finish)
-			ev_progress_add((job->last - job->first) <<
-					pool->p->log_blocksize);
+		if (job->finish) {
+			ev_tree_finish(job->t, &h, buf, EV_CHUNK_BLOCKS, dig);
+			continue;
+		}
+		if (n > EV_CHUNK_BLOCKS)
+			n = EV_CHUNK_BLOCKS;
+		ev_tree_hash_data(job->t, &h, pool->fd, first, first + n,
+				  buf, EV_CHUNK_BLOCKS, dig);
+		if (pool->j->progress)
+			ev_progress_add(n << pool->p->log_blocksize);
 	}
+	free(dig);
 	free(buf);
 	ev_hasher_free(&h);
 	return NULL;
@@ -83,12 +115,16 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 	u64 bytes = 0;
 	int err = 0;
 
+	if (j->n)
+		pool.nr_jobs = j->v[j->n - 1].first_job +
+			       jobs_of(&j->v[j->n - 1]);
 	if (ncpu < 1)
 		ncpu = 1;
-	nthreads = (size_t)ncpu < j->n ? (size_t)ncpu : j->n;
+	nthreads = (u64)ncpu < pool.nr_jobs ? (size_t)ncpu :
+		   (size_t)pool.nr_jobs;
 	for (i = 0; i < j->n; i++)
 		if (!j->v[i].finish)
-			bytes += (j->v[i].last - j->v[i].first) << p->log_blocksize;
+			bytes += j->v[i].t->g.data_blocks << p->log_blocksize;
 	if (j->progress && bytes)
 		ev_progress_begin(j->progress, bytes);
 	tids = xcalloc(nthreads + 1, sizeof(*tids));
@@ -110,6 +146,14 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 		if (j->v[i].t->err) {
 			ev_error("cannot read the data image: %s",
 				 strerror(-j->v[i].t->err));
+			err = EV_EIO;
+		}
+	}
+	for (i = 0; i < j->n && !err; i++) {
+		if (j->v[i].t->scratch_err) {
+			ev_error("cannot use the scratch file of the hash "
+				 "trees: %s",
+				 strerror(-j->v[i].t->scratch_err));
 			err = EV_EIO;
 		}
 	}

@@ -13,13 +13,14 @@
 #define EV_CHUNK_BLOCKS	256
 
 /*
- * One unit of work: hash data blocks [@first, @last) of @t, or, with
- * @finish, compute @t's upper levels and root.
+ * One queued tree: its data blocks, EV_CHUNK_BLOCKS to a job, or with
+ * @finish one job computing its upper levels and root.  Jobs are numbered
+ * on the fly from @first_job, so the queue takes memory per tree, not per
+ * data block (an 8 TiB sparse file is 2^31 blocks).
  */
 struct ev_job {
 	struct ev_tree *t;
-	u64 first;
-	u64 last;
+	u64 first_job;
 	bool finish;
 };
 
@@ -47,7 +48,7 @@ void ev_jobs_add_finish(struct ev_jobs *j, struct ev_tree *t);
  * @fd: the data image
  *
  * Return: 0 or an exit code, with the error printed (a read error of any
- * job).
+ * job, else a scratch file error).
  */
 int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 		const u8 *salt, int fd);

@@ -15,6 +15,7 @@ int ev_tree_init(struct ev_tree *t, const struct extverity_params *p,
 {
 	memset(t, 0, sizeof(*t));
 	t->data_size = data_size;
+	t->scratch_fd = -1;
 	if (extverity_tree_geometry(p, data_size, &t->g))
 		return -EFBIG;
 	/*
@@ -22,30 +23,39 @@ int ev_tree_init(struct ev_tree *t, const struct extverity_params *p,
 	 * one-level tree whose top is a few digests.
 	 */
 	if (t->g.num_levels)
-		t->blocks = xcalloc(t->g.lower_blocks * p->block_size +
-				    t->g.top_len, 1);
+		t->top = xcalloc(t->g.top_len, 1);
 	return 0;
 }
 
 void ev_tree_free(struct ev_tree *t)
 {
-	free(t->blocks);
-	t->blocks = NULL;
+	free(t->top);
+	t->top = NULL;
 }
 
-u8 *ev_tree_level(const struct ev_tree *t, u32 level, u32 block_size)
+/* Byte offset in the scratch file of hash level @level, not the top. */
+static u64 level_off(const struct ev_tree *t, u32 level, u32 block_size)
 {
-	if (level == t->g.num_levels - 1)
-		return t->blocks + t->g.lower_blocks * block_size;
-	return t->blocks + t->g.level_start[level] * block_size;
+	return t->scratch_off + t->g.level_start[level] * block_size;
 }
 
-static u8 *leaf_digest(struct ev_tree *t, u64 idx, u32 block_size,
-		       u32 digest_size)
+/*
+ * Store the @n digests of level @level's entries [@first, @first + @n):
+ * the root, the top in memory, or a lower level in the scratch file.
+ */
+static int store_digests(struct ev_tree *t, u32 level, u64 first, u64 n,
+			 const u8 *dig, u32 bs, u32 ds)
 {
-	if (!t->g.num_levels)
-		return t->root;
-	return ev_tree_level(t, 0, block_size) + idx * digest_size;
+	if (!t->g.num_levels) {
+		memcpy(t->root, dig, ds);
+		return 0;
+	}
+	if (level == t->g.num_levels - 1) {
+		memcpy(t->top + first * ds, dig, n * ds);
+		return 0;
+	}
+	return ev_pwrite(t->scratch_fd, dig, n * ds,
+			 level_off(t, level, bs) + first * ds);
 }
 
 /* Index of the first run that ends after @blk. */
@@ -82,14 +92,17 @@ static void pad_last_block(struct ev_tree *t, u8 *block, u32 block_size)
 	}
 }
 
-/* Leaves [@from, @to) are holes: a zero block each, as fs-verity has it. */
-static void hash_holes(struct ev_tree *t, struct ev_hasher *h, u64 from,
-		       u64 to)
+/*
+ * Leaves [@from, @to) are holes: a zero block each, as fs-verity has it.
+ * @dig holds the digests of the leaves from @base on.
+ */
+static void hash_holes(struct ev_hasher *h, u64 from, u64 to, u8 *dig,
+		       u64 base)
 {
-	u32 bs = h->block_size, ds = h->digest_size;
+	u32 ds = h->digest_size;
 
 	for (; from < to; from++)
-		memcpy(leaf_digest(t, from, bs, ds), h->zero_digest, ds);
+		memcpy(dig + (from - base) * ds, h->zero_digest, ds);
 }
 
 /* First block at or after @pos that may hold data, per SEEK_DATA. */
@@ -111,60 +124,40 @@ static u64 next_data(int fd, u64 pos, u64 last, u32 bs)
  * (compressed, inline, at addresses that are not image offsets).  Bytes
  * past EOF read as zeros, so the tail never makes the tree dirty here; the
  * caller only gives a tree image blocks already compared with this content.
+ * Leaves [@first, @last) go to @dig; @last - @first fits in @buf.
  */
-static void hash_from_file(struct ev_tree *t, struct ev_hasher *h, u64 first,
-			   u64 last, u8 *buf, size_t buf_blocks)
+static int hash_from_file(struct ev_hasher *h, int fd, u64 first, u64 last,
+			  u8 *buf, u8 *dig)
 {
 	u32 bs = h->block_size, ds = h->digest_size;
 	u64 pos = first, end, i;
-	int fd, err;
+	int err;
 
-	fd = openat(t->src_dir, t->src_path,
-		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		t->err = -errno;
-		return;
-	}
 	while (pos < last) {
 		end = next_data(fd, pos, last, bs);
-		hash_holes(t, h, pos, end);
+		hash_holes(h, pos, end, dig, first);
 		pos = end;
 		if (pos == last)
 			break;
-		end = last - pos > buf_blocks ? pos + buf_blocks : last;
-		err = ev_pread_padded(fd, buf, (end - pos) * bs, pos * bs);
-		if (err) {
-			t->err = err;
-			break;
-		}
-		for (i = pos; i < end; i++)
+		err = ev_pread_padded(fd, buf, (last - pos) * bs, pos * bs);
+		if (err)
+			return err;
+		for (i = pos; i < last; i++)
 			ev_hash_block(h, buf + (i - pos) * bs,
-				      leaf_digest(t, i, bs, ds));
-		pos = end;
+				      dig + (i - first) * ds);
+		pos = last;
 	}
-	close(fd);
+	return 0;
 }
 
-void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
-		       u64 first, u64 last, u8 *buf, size_t buf_blocks)
+/* Leaves [@first, @last) from the image, into @dig; as hash_from_file(). */
+static int hash_from_runs(struct ev_tree *t, struct ev_hasher *h, int fd,
+			  u64 first, u64 last, u8 *buf, u8 *dig)
 {
 	u32 bs = h->block_size, ds = h->digest_size;
 	u64 nblocks = t->g.data_blocks, pos = first;
-	size_t ri;
+	size_t ri = find_run(t, pos);
 
-	if (t->src_path) {
-		hash_from_file(t, h, first, last, buf, buf_blocks);
-		return;
-	}
-	if (t->inline_data) {
-		if (first == 0 && last > 0) {
-			memset(buf, 0, bs);
-			memcpy(buf, t->inline_data, t->data_size);
-			ev_hash_block(h, buf, leaf_digest(t, 0, bs, ds));
-		}
-		return;
-	}
-	ri = find_run(t, pos);
 	while (pos < last) {
 		const struct ev_run *r = ri < t->nr_runs ? &t->runs[ri] : NULL;
 		u64 end, i;
@@ -172,52 +165,108 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 
 		if (!r || r->logical > pos) {
 			end = r && r->logical < last ? r->logical : last;
-			hash_holes(t, h, pos, end);
+			hash_holes(h, pos, end, dig, first);
 			pos = end;
 			continue;
 		}
 		end = r->logical + r->count;
 		if (end > last)
 			end = last;
-		if (end - pos > buf_blocks)
-			end = pos + buf_blocks;
 		err = ev_pread(fd, buf, (end - pos) * bs,
 			       (r->physical + pos - r->logical) * bs);
-		if (err) {
-			t->err = err;
-			return;
-		}
+		if (err)
+			return err;
 		for (i = pos; i < end; i++) {
 			u8 *block = buf + (i - pos) * bs;
 
 			if (i == nblocks - 1)
 				pad_last_block(t, block, bs);
-			ev_hash_block(h, block, leaf_digest(t, i, bs, ds));
+			ev_hash_block(h, block, dig + (i - first) * ds);
 		}
 		pos = end;
 		if (pos == r->logical + r->count)
 			ri++;
 	}
+	return 0;
 }
 
-void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *scratch)
+void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
+		       u64 first, u64 last, u8 *buf, size_t buf_blocks,
+		       u8 *dig)
+{
+	u32 bs = h->block_size, ds = h->digest_size;
+	u64 from, to;
+	int src = -1, err = 0;
+
+	if (t->src_path) {
+		src = openat(t->src_dir, t->src_path,
+			     O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (src < 0) {
+			t->err = -errno;
+			return;
+		}
+	}
+	/* A window of at most @buf_blocks leaves at a time. */
+	for (from = first; from < last; from = to) {
+		to = last - from > buf_blocks ? from + buf_blocks : last;
+		if (src >= 0) {
+			err = hash_from_file(h, src, from, to, buf, dig);
+		} else if (t->inline_data) {
+			/* At most one block: leaf 0 is the whole content. */
+			memset(buf, 0, bs);
+			memcpy(buf, t->inline_data, t->data_size);
+			ev_hash_block(h, buf, dig);
+		} else {
+			err = hash_from_runs(t, h, fd, from, to, buf, dig);
+		}
+		if (err) {
+			t->err = err;
+			break;
+		}
+		err = store_digests(t, 0, from, to - from, dig, bs, ds);
+		if (err) {
+			t->scratch_err = err;
+			break;
+		}
+	}
+	if (src >= 0)
+		close(src);
+}
+
+void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
+		    size_t buf_blocks, u8 *dig)
 {
 	u32 bs = h->block_size, ds = h->digest_size;
 	u32 per_block = bs / ds, level;
-	u64 count = t->g.data_blocks, i;
+	u64 count = t->g.data_blocks, i, n, k;
+	int err;
 
 	if (!t->g.num_levels)
 		return;
+	/*
+	 * Level @level - 1, below the top, is read back in windows of
+	 * @buf_blocks blocks; each block's digest goes to level @level.
+	 */
 	for (level = 1; level < t->g.num_levels; level++) {
-		const u8 *src = ev_tree_level(t, level - 1, bs);
-		u8 *dst = ev_tree_level(t, level, bs);
-
 		count = ev_div_round_up(count, per_block);
-		for (i = 0; i < count; i++)
-			ev_hash_block(h, src + i * bs, dst + i * ds);
+		for (i = 0; i < count; i += n) {
+			n = count - i > buf_blocks ? buf_blocks : count - i;
+			err = ev_pread(t->scratch_fd, buf, n * bs,
+				       level_off(t, level - 1, bs) + i * bs);
+			if (err) {
+				t->scratch_err = err;
+				return;
+			}
+			for (k = 0; k < n; k++)
+				ev_hash_block(h, buf + k * bs, dig + k * ds);
+			err = store_digests(t, level, i, n, dig, bs, ds);
+			if (err) {
+				t->scratch_err = err;
+				return;
+			}
+		}
 	}
-	memset(scratch, 0, bs);
-	memcpy(scratch, ev_tree_level(t, t->g.num_levels - 1, bs),
-	       t->g.top_len);
-	ev_hash_block(h, scratch, t->root);
+	memset(buf, 0, bs);
+	memcpy(buf, t->top, t->g.top_len);
+	ev_hash_block(h, buf, t->root);
 }

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Building one fs-verity Merkle tree over blocks read from an image.
+ *
+ * Only the top of a tree is kept in memory: its lower levels, whose size
+ * follows the file's apparent size (64 MiB for an 8 GiB sparse file), go to
+ * a scratch file, written and read back in chunks, so memory stays bounded
+ * whatever the file sizes.
  */
 #ifndef EXTVERITY_TREE_H
 #define EXTVERITY_TREE_H
@@ -19,8 +24,11 @@ struct ev_run {
  * struct ev_tree - a tree being built
  * @data_size: bytes the tree covers
  * @g: its geometry
- * @blocks: the lower levels in storage order followed by the used part of
- *	the top block (g.top_len bytes); NULL when the tree has no hash blocks
+ * @top: the used part of the top block (g.top_len bytes); NULL when the
+ *	tree has no hash blocks
+ * @scratch_fd: the file holding the lower levels (g.lower_blocks blocks in
+ *	storage order at @scratch_off), zeros where not yet written
+ * @scratch_off: byte offset of the lower levels in @scratch_fd
  * @root: the root hash
  * @runs: where the data lives, sorted by logical block; logical blocks no run
  *	covers are holes and hash as zeros
@@ -33,12 +41,15 @@ struct ev_run {
  *	then only serve to give blocks to the tree
  * @tail_dirty: set when the last data block read from the image has
  *	non-zero bytes past @data_size
- * @err: first read error, -errno
+ * @err: first error reading the data, -errno
+ * @scratch_err: first error writing or reading @scratch_fd, -errno
  */
 struct ev_tree {
 	u64 data_size;
 	struct extverity_geometry g;
-	u8 *blocks;
+	u8 *top;
+	int scratch_fd;
+	u64 scratch_off;
 	u8 root[EXTVERITY_MAX_DIGEST_SIZE];
 	const struct ev_run *runs;
 	size_t nr_runs;
@@ -47,11 +58,13 @@ struct ev_tree {
 	const char *src_path;
 	bool tail_dirty;
 	int err;
+	int scratch_err;
 };
 
 /**
- * ev_tree_init() - size a tree and allocate its hash blocks
- * @t: the tree; runs/inline_data are left for the caller to set
+ * ev_tree_init() - size a tree and allocate its top
+ * @t: the tree; runs/inline_data and, when g.lower_blocks is not zero,
+ *	scratch_fd/scratch_off are left for the caller to set
  * @p: format parameters (block and digest sizes)
  * @data_size: bytes the tree covers
  *
@@ -70,23 +83,33 @@ void ev_tree_free(struct ev_tree *t);
  * @last: one past the last
  * @buf: scratch buffer of @buf_blocks blocks
  * @buf_blocks: its size
+ * @dig: scratch buffer of @buf_blocks digests
  *
  * Different ranges of one tree may be hashed concurrently.  A read error is
- * stored in t->err (races between threads only pick which error is kept).
- * With t->src_path, @fd is not used.
+ * stored in t->err, a scratch file error in t->scratch_err (races between
+ * threads only pick which error is kept).  With t->src_path, @fd is not used.
  */
 void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
-		       u64 first, u64 last, u8 *buf, size_t buf_blocks);
+		       u64 first, u64 last, u8 *buf, size_t buf_blocks,
+		       u8 *dig);
 
 /**
  * ev_tree_finish() - hash the levels above level 0 and compute the root
  * @t: a tree whose data blocks have all been hashed
  * @h: hasher
- * @scratch: one block of scratch memory
+ * @buf: scratch buffer of @buf_blocks blocks, at least one
+ * @buf_blocks: its size
+ * @dig: scratch buffer of @buf_blocks digests
+ *
+ * A scratch file error is stored in t->scratch_err.
  */
-void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *scratch);
+void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
+		    size_t buf_blocks, u8 *dig);
 
-/* First byte of hash level @level (0 = digests of the data blocks). */
-u8 *ev_tree_level(const struct ev_tree *t, u32 level, u32 block_size);
+/* Bytes of the lower levels, which live in the scratch file. */
+static inline u64 ev_tree_lower_bytes(const struct ev_tree *t, u32 block_size)
+{
+	return t->g.lower_blocks * block_size;
+}
 
 #endif /* EXTVERITY_TREE_H */

@@ -12,11 +12,58 @@
 
 #include "write.h"
 
-static int write_in_place(const char *path, u64 offset, const void *buf,
-			  size_t len, bool is_dev)
+/* Bytes copied from the scratch file at a time. */
+#define COPY_CHUNK	(1U << 20)
+
+/*
+ * Write @d at @offset of @fd; 0 or -errno, with *@scratch saying whether the
+ * error was reading the scratch file (true) or writing @fd.
+ */
+static int write_all(int fd, u64 offset, const struct ev_area_data *d,
+		     bool *scratch)
+{
+	u8 *buf = NULL;
+	size_t i;
+	int err;
+
+	*scratch = false;
+	err = ev_pwrite(fd, d->mem, d->mem_len, offset);
+	for (i = 0; !err && i < d->nr_pieces; i++) {
+		const struct ev_area_piece *pc = &d->pieces[i];
+		u64 done, n;
+
+		if (!buf)
+			buf = xmalloc(COPY_CHUNK);
+		for (done = 0; !err && done < pc->len; done += n) {
+			n = pc->len - done > COPY_CHUNK ? COPY_CHUNK :
+			    pc->len - done;
+			err = ev_pread(d->fd, buf, n, pc->src + done);
+			if (err) {
+				*scratch = true;
+				break;
+			}
+			err = ev_pwrite(fd, buf, n, offset + pc->dst + done);
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static void write_error(const char *path, int err, bool scratch)
+{
+	if (scratch)
+		ev_error("cannot read the scratch file of the hash trees: %s",
+			 strerror(-err));
+	else
+		ev_error("cannot write %s: %s", path, strerror(-err));
+}
+
+static int write_in_place(const char *path, u64 offset,
+			  const struct ev_area_data *d, bool is_dev)
 {
 	struct stat st;
 	int fd = open(path, O_WRONLY);
+	bool scratch = false;
 	int err;
 
 	if (fd < 0 || fstat(fd, &st)) {
@@ -26,11 +73,11 @@ static int write_in_place(const char *path, u64 offset, const void *buf,
 			close(fd);
 		return EV_EIO;
 	}
-	err = ev_pwrite(fd, buf, len, offset);
+	err = write_all(fd, offset, d, &scratch);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (err) {
-		ev_error("cannot write %s: %s", path, strerror(-err));
+		write_error(path, err, scratch);
 		/* Give the file back its original length. */
 		if (!is_dev && ftruncate(fd, st.st_size))
 			ev_error("cannot restore the size of %s: %s", path,
@@ -45,13 +92,14 @@ static int write_in_place(const char *path, u64 offset, const void *buf,
 	return 0;
 }
 
-static int write_replace(const char *path, u64 offset, const void *buf,
-			 size_t len)
+static int write_replace(const char *path, u64 offset,
+			 const struct ev_area_data *d)
 {
 	char *copy = xstrdup(path), *tmp;
 	const char *dir = dirname(copy);
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	mode_t mask = umask(0);
+	bool scratch = false;
 	int fd, err;
 
 	umask(mask);
@@ -65,7 +113,7 @@ static int write_replace(const char *path, u64 offset, const void *buf,
 		free(tmp);
 		return EV_EIO;
 	}
-	err = ev_pwrite(fd, buf, len, offset);
+	err = write_all(fd, offset, d, &scratch);
 	if (!err && fchmod(fd, 0666 & ~mask))
 		err = -errno;
 	if (!err && fsync(fd))
@@ -75,7 +123,7 @@ static int write_replace(const char *path, u64 offset, const void *buf,
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err) {
-		ev_error("cannot write %s: %s", path, strerror(-err));
+		write_error(path, err, scratch);
 		unlink(tmp);
 		free(tmp);
 		return EV_EIO;
@@ -84,20 +132,44 @@ static int write_replace(const char *path, u64 offset, const void *buf,
 	return 0;
 }
 
-int ev_write_area(const char *path, u64 offset, const void *buf, size_t len)
+int ev_write_area_data(const char *path, u64 offset,
+		       const struct ev_area_data *d)
 {
 	struct stat st;
 
 	if (!stat(path, &st)) {
 		if (S_ISBLK(st.st_mode))
-			return write_in_place(path, offset, buf, len, true);
+			return write_in_place(path, offset, d, true);
 		if (!S_ISREG(st.st_mode)) {
 			ev_error("%s is not a regular file or block device",
 				 path);
 			return EV_EIO;
 		}
 		if (offset)
-			return write_in_place(path, offset, buf, len, false);
+			return write_in_place(path, offset, d, false);
 	}
-	return write_replace(path, offset, buf, len);
+	return write_replace(path, offset, d);
+}
+
+static struct ev_area_data deferred = { .fd = -1 };
+
+void ev_write_area_defer(const struct ev_area_data *d)
+{
+	deferred = *d;
+}
+
+int ev_write_area(const char *path, u64 offset, const void *buf, size_t len)
+{
+	struct ev_area_data d = { .mem = buf, .mem_len = len, .len = len,
+				  .fd = -1 };
+	int err;
+
+	if (!buf || buf != deferred.mem || len != deferred.len)
+		return ev_write_area_data(path, offset, &d);
+	err = ev_write_area_data(path, offset, &deferred);
+	if (deferred.fd >= 0)
+		close(deferred.fd);
+	free(deferred.pieces);
+	deferred = (struct ev_area_data){ .fd = -1 };
+	return err;
 }

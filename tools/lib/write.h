@@ -5,18 +5,69 @@
 
 #include "util.h"
 
+/* @len bytes at @src of a file go to byte @dst of the area. */
+struct ev_area_piece {
+	u64 dst;
+	u64 src;
+	u64 len;
+};
+
 /**
- * ev_write_area() - store a hash area at @offset of @path
+ * struct ev_area_data - a hash area, its head in memory, the rest in a file
+ * @mem: bytes [0, @mem_len) of the area
+ * @mem_len: their number
+ * @len: bytes of the area
+ * @fd: the file the pieces are read from, -1 when there are none
+ * @pieces: together they cover [@mem_len, @len) exactly
+ * @nr_pieces: their number
+ *
+ * The tree levels are as large as the files' apparent sizes; copying them
+ * from a scratch file in bounded chunks keeps memory independent of them.
+ */
+struct ev_area_data {
+	const u8 *mem;
+	u64 mem_len;
+	u64 len;
+	int fd;
+	struct ev_area_piece *pieces;
+	size_t nr_pieces;
+};
+
+/**
+ * ev_write_area_data() - store a hash area at @offset of @path
  * @path: the hash file or device
  * @offset: byte offset of the hash area in it
- * @buf: the area
- * @len: its length
+ * @d: the area
  *
  * A new or replaced file is written to a temporary file in the same
  * directory and renamed over @path.  An existing file written at a non-zero
  * offset (the image itself, for an appended hash area) is written in place
  * and cut back to its original size on failure.  Devices are written in
  * place.
+ *
+ * Return: 0 or EV_EIO, with the error printed.
+ */
+int ev_write_area_data(const char *path, u64 offset,
+		       const struct ev_area_data *d);
+
+/*
+ * ev_write_area_defer() - hand over an area whose head is @d->mem
+ *
+ * The next ev_write_area() of @d->mem writes all of @d and then closes
+ * @d->fd and frees @d->pieces, which from now on belong to this module.
+ * This lets ev_build_area() return an area bigger than memory through the
+ * buffer and length that its callers pass to ev_write_area().
+ */
+void ev_write_area_defer(const struct ev_area_data *d);
+
+/**
+ * ev_write_area() - store a hash area at @offset of @path
+ * @path: the hash file or device
+ * @offset: byte offset of the hash area in it
+ * @buf: the area, or the head of an area given to ev_write_area_defer()
+ * @len: its length
+ *
+ * As ev_write_area_data().
  *
  * Return: 0 or EV_EIO, with the error printed.
  */
