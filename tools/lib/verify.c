@@ -3,7 +3,8 @@
  * Userspace verification of a whole image: each tree's stored hash blocks
  * are checked from its authenticated root down, then every data block of
  * every file or residual extent against its leaf digest, so a report can
- * name exactly what is damaged.
+ * name exactly what is damaged.  Trees are read a chunk at a time, never
+ * whole: a sparse file's tree is as large as its apparent size.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,8 +23,10 @@ struct vctx {
 	struct ev_hasher h;
 	int data_fd;
 	u64 reports;
-	u8 *blocks;		/* current tree: lower levels then top */
-	u8 *buf;		/* one chunk of data blocks */
+	u8 *top;		/* current tree: its top block, zero-padded */
+	u64 levels;		/* ... and its lower levels' byte offset */
+	u8 *buf;		/* one chunk of data or hash blocks */
+	u8 *dig;		/* the digests that chunk is checked against */
 	u64 *bad_tops;		/* TOPS blocks whose tops do not match */
 	u32 **bad_top_trees;
 	size_t *bad_top_n;
@@ -117,9 +120,41 @@ static void print_bad_tops(struct vctx *v)
 	}
 }
 
+static int read_hash(struct vctx *v, void *buf, size_t len, u64 off)
+{
+	int err = ev_pread(v->a->fd, buf, len, off);
+
+	if (err) {
+		ev_error("cannot read the hash blocks of %s: %s",
+			 v->a->path, strerror(-err));
+		return EV_EIO;
+	}
+	return 0;
+}
+
 /*
- * Load tree @i's hash blocks and check them from the root down.  Returns
- * true when every stored level is authentic, so its leaves can be trusted.
+ * Digests [@first, @first + @n) of level @level of the current tree @i,
+ * @n at most CHUNK: in the top block, or read into v->dig.  NULL on a read
+ * error, with *@ioerr set.
+ */
+static const u8 *level_digests(struct vctx *v, u32 i, u32 level, u64 first,
+			       u64 n, int *ioerr)
+{
+	const struct extverity_geometry *g = &v->a->geo[i];
+	u32 bs = v->a->p.block_size, ds = v->a->p.digest_size;
+
+	if (level == g->num_levels - 1)
+		return v->top + first * ds;
+	*ioerr = read_hash(v, v->dig, n * ds, v->levels +
+			   g->level_start[level] * bs + first * ds);
+	return *ioerr ? NULL : v->dig;
+}
+
+/*
+ * Check tree @i's hash blocks from the root down, a chunk of each level at
+ * a time against the digests in the level above.  Returns true when every
+ * stored level is authentic, so its leaves can be trusted: check_extent()
+ * reads them again, from an area nobody writes while it is verified.
  */
 static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 {
@@ -128,30 +163,22 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 	const struct extverity_geometry *g = &v->a->geo[i];
 	u32 bs = p->block_size, ds = p->digest_size;
 	u64 top = le64_to_cpu(t->top), count[EXTVERITY_MAX_LEVELS];
-	u8 digest[EXTVERITY_MAX_DIGEST_SIZE], *top_blk;
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	const u8 *up;
 	bool ok = true;
 	char name[300];
-	int l, err;
-	u64 j;
+	int l;
+	u64 j, k, n;
 
-	free(v->blocks);
-	v->blocks = NULL;
 	if (!g->num_levels)
 		return true;
-	v->blocks = xcalloc(g->lower_blocks + 1, bs);
-	top_blk = v->blocks + g->lower_blocks * bs;
-	err = ev_pread(v->a->fd, top_blk, g->top_len, v->a->offset + top);
-	if (!err && g->lower_blocks)
-		err = ev_pread(v->a->fd, v->blocks, g->lower_blocks * bs,
-			       v->a->offset +
-			       (le64_to_cpu(t->levels) << p->log_blocksize));
-	if (err) {
-		ev_error("cannot read the hash blocks of %s: %s",
-			 v->a->path, strerror(-err));
-		*ioerr = EV_EIO;
+	v->levels = v->a->offset +
+		    (le64_to_cpu(t->levels) << p->log_blocksize);
+	memset(v->top, 0, bs);
+	*ioerr = read_hash(v, v->top, g->top_len, v->a->offset + top);
+	if (*ioerr)
 		return false;
-	}
-	ev_hash_block(&v->h, top_blk, digest);
+	ev_hash_block(&v->h, v->top, digest);
 	if (memcmp(digest, t->root_hash, ds)) {
 		note_bad_top(v, top >> p->log_blocksize, i);
 		return false;
@@ -160,15 +187,21 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 	for (l = 1; l < (int)g->num_levels; l++)
 		count[l] = ev_div_round_up(count[l - 1], bs / ds);
 	for (l = g->num_levels - 2; l >= 0; l--) {
-		const u8 *lv = v->blocks + g->level_start[l] * bs;
-		const u8 *up = l + 1 == (int)g->num_levels - 1 ? top_blk :
-			       v->blocks + g->level_start[l + 1] * bs;
 		bool level_ok = true;
 
-		for (j = 0; j < count[l]; j++) {
-			ev_hash_block(&v->h, lv + j * bs, digest);
-			if (memcmp(digest, up + j * ds, ds))
-				level_ok = false;
+		for (j = 0; j < count[l]; j += n) {
+			n = count[l] - j > CHUNK ? CHUNK : count[l] - j;
+			*ioerr = read_hash(v, v->buf, n * bs, v->levels +
+					   (g->level_start[l] + j) * bs);
+			up = *ioerr ? NULL :
+			     level_digests(v, i, l + 1, j, n, ioerr);
+			if (!up)
+				return false;
+			for (k = 0; k < n; k++) {
+				ev_hash_block(&v->h, v->buf + k * bs, digest);
+				if (memcmp(digest, up + k * ds, ds))
+					level_ok = false;
+			}
 		}
 		if (!level_ok) {
 			/* Named only when reported: most trees are intact. */
@@ -180,18 +213,6 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 	return ok;
 }
 
-static const u8 *leaf_digest(struct vctx *v, u32 tree, u64 leaf)
-{
-	const struct extverity_geometry *g = &v->a->geo[tree];
-	u32 bs = v->a->p.block_size, ds = v->a->p.digest_size;
-
-	if (!g->num_levels)
-		return ev_area_tree(v->a, tree)->root_hash;
-	if (g->num_levels == 1)
-		return v->blocks + g->lower_blocks * bs + leaf * ds;
-	return v->blocks + g->level_start[0] * bs + leaf * ds;
-}
-
 /* Check the data blocks of one extent against tree @tree's leaves. */
 static int check_extent(struct vctx *v, const struct extverity_extent *e)
 {
@@ -200,13 +221,22 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
 	u64 count = le32_to_cpu(e->count), ino = le64_to_cpu(e->inode);
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	const u8 *leaves;
 	u64 done, k;
 
 	for (done = 0; done < count; done += k) {
 		u64 n = count - done > CHUNK ? CHUNK : count - done;
-		int err = ev_pread(v->data_fd, v->buf, n * bs,
-				   (start + done) * bs);
+		int err = 0;
 
+		if (!v->a->geo[tree].num_levels)
+			leaves = ev_area_tree(v->a, tree)->root_hash;
+		else
+			leaves = level_digests(v, tree, 0, leaf + done, n,
+					       &err);
+		if (err)
+			return err;
+		err = ev_pread(v->data_fd, v->buf, n * bs,
+			       (start + done) * bs);
 		if (err) {
 			ev_error("cannot read the data image: %s",
 				 strerror(-err));
@@ -218,7 +248,7 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 			const char *path;
 
 			ev_hash_block(&v->h, v->buf + k * bs, digest);
-			if (!memcmp(digest, leaf_digest(v, tree, lf),
+			if (!memcmp(digest, leaves + k * p->digest_size,
 				    p->digest_size))
 				continue;
 			if (tree == EXTVERITY_TREE_RESIDUAL) {
@@ -277,6 +307,8 @@ int ev_verify(struct ev_area *a, const char *image,
 		return err;
 	}
 	v.buf = xmalloc((size_t)CHUNK * p->block_size);
+	v.dig = xmalloc((size_t)CHUNK * p->digest_size);
+	v.top = xmalloc(p->block_size);
 	/* Group the extents by tree so each tree is loaded once. */
 	order = xcalloc(nr_ext, sizeof(*order));
 	for (i = 0; i < nr_ext; i++)
@@ -313,7 +345,8 @@ int ev_verify(struct ev_area *a, const char *image,
 						  .corrupted = v.reports };
 	free(order);
 	free(v.buf);
-	free(v.blocks);
+	free(v.top);
+	free(v.dig);
 	free(v.bad_tops);
 	free(v.bad_top_trees);
 	free(v.bad_top_n);
