@@ -13,6 +13,7 @@ import subprocess
 ap = argparse.ArgumentParser()
 for a in ('res', 'host', 'image', 'ehash', 'vhash', 'files', 'file-bytes', 'out'):
     ap.add_argument('--' + a, required=True)
+ap.add_argument('--rss')
 args = ap.parse_args()
 
 KINDS = ('raw', 'verity', 'extverity')
@@ -64,7 +65,15 @@ with open(args.host) as f:
 host_med = {k: statistics.median(v) for k, v in host.items()}
 sizes = {'image': os.path.getsize(args.image), 'extverity_hash': os.path.getsize(args.ehash),
          'veritysetup_hash': os.path.getsize(args.vhash)}
+# "format|verify IMAGE KIB" lines: peak RSS of the tool.
+rss = {}
+if args.rss:
+    with open(args.rss) as f:
+        for line in f:
+            cmd, image, kib = line.split()
+            rss[f'{cmd} {image}'] = int(kib)
 out = {
+    'rss_kib': rss,
     'rounds': len(rounds), 'files': int(args.files), 'file_bytes': int(args.file_bytes),
     'sizes': sizes, 'host_seconds': host, 'host_median_seconds': host_med,
     'guest': res,
@@ -96,6 +105,9 @@ md += ['', '| host (median of %d) | seconds | vs veritysetup format |' % len(hos
        f'| fsverity digest, every file, {os.cpu_count()} processes | {host_med["fsverity"]:.3f} | {v / host_med["fsverity"]:.2f}x |',
        '', f'Hash area: extverity {sizes["extverity_hash"]} B, veritysetup '
        f'{sizes["veritysetup_hash"]} B ({sizes["extverity_hash"] / sizes["veritysetup_hash"]:.3f}x).']
+if rss:
+    md += ['', '| peak RSS (goal for sparse-8G: < 64 MiB) | MiB |', '|---|---|']
+    md += [f'| extverity {k} | {v / 1024:.1f} |' for k, v in rss.items()]
 with open(args.out + '.md', 'w') as f:
     f.write('\n'.join(md) + '\n')
 

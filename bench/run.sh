@@ -47,6 +47,22 @@ done
 EROOT=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/eformat.out")
 VROOT=$(sed -n 's/^Root hash:[[:space:]]*//p' "$w/vformat.out")
 
+# Host: peak RSS (KiB) of format and verify, on the reference image and on
+# a 32 MiB ext4 image holding an 8 GiB sparse file (64.6 MiB of hash area:
+# memory must not follow file sizes, goal < 64 MiB; issue 15).
+rm -rf "$w/sparse"; mkdir -p "$w/sparse/d"
+truncate -s 8G "$w/sparse/d/big"
+mke2fs -q -F -t ext4 -b 4096 -d "$w/sparse/d" "$w/sparse/img" 32M >/dev/null
+: >"$w/rss.txt"
+for im in "reference:$IMG" "sparse-8G:$w/sparse/img"; do
+	/usr/bin/time -f %M -o "$w/rss" "$EV" format "${im#*:}" "$w/sparse/h" >"$w/sparse/out"
+	echo "format ${im%%:*} $(cat "$w/rss")" >>"$w/rss.txt"
+	/usr/bin/time -f %M -o "$w/rss" "$EV" verify "${im#*:}" "$w/sparse/h" \
+		"$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/sparse/out")" >/dev/null
+	echo "verify ${im%%:*} $(cat "$w/rss")" >>"$w/rss.txt"
+done
+rm -rf "$w/sparse"
+
 # Guest.
 . tests/vm/vm-lib.sh
 why=$(vm_prereqs)
@@ -79,7 +95,7 @@ fi
 
 python3 bench/report.py --res "$w/boot-bench/res" --host "$w/host.txt" \
 	--image "$IMG" --ehash "$w/ehash" --vhash "$w/vhash" --files "$FILES" \
-	--file-bytes "$FILE_BYTES" --out "bench/results/$stamp"
+	--file-bytes "$FILE_BYTES" --rss "$w/rss.txt" --out "bench/results/$stamp"
 cp "bench/results/$stamp.md" bench/results/latest.md
 cp "bench/results/$stamp.json" bench/results/latest.json
 [ -f "bench/results/$stamp.png" ] && cp "bench/results/$stamp.png" bench/results/latest.png
