@@ -104,4 +104,15 @@ check_err "an unusable scratch directory is an error" 4 \
 	"cannot create a scratch file in $W/none" \
 	env TMPDIR="$W/none" "$EXTVERITY" format $S "$W/img" "$W/h3"
 check "nothing written when the scratch file fails" test ! -e "$W/h3"
+# A size no tree can cover (2^32 blocks, here 5 TiB with 1 KiB blocks) is
+# refused naming the inode, before any hashing; nothing is written.
+mkdir -p "$W/d5" && echo x >"$W/d5/f"
+mke2fs -q -F -t ext4 -b 1024 -d "$W/d5" "$W/img5" 8M >/dev/null
+debugfs -w -R "sif /f size 0x50000000000" "$W/img5" >/dev/null 2>&1
+rc=0
+"$EXTVERITY" format --data-block-size=1024 "$W/img5" "$W/h5" \
+	>/dev/null 2>"$W/err" || rc=$?
+if [ "$rc" -ne 0 ] && grep -q "inode 12\b" "$W/err" && [ ! -e "$W/h5" ]; then
+	pass "a 5 TiB inode is refused, naming it"
+else fail "a 5 TiB inode: exit $rc, $(head -c 200 "$W/err")"; fi
 finish
