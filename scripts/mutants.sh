@@ -161,6 +161,11 @@ run_tests() {
 				echo "ERROR $t: its kernel could not be made ready"
 			else
 				grep -m 1 '^FAIL' "$res" >"$logdir/killed-by" 2>/dev/null
+				# The copy goes: keep the consoles of the boots
+				# (a baseline that fails must be explainable).
+				(cd "$dir/build/tests-$k" 2>/dev/null &&
+					find . -name console.log -print0 |
+					xargs -0 -r tar -czf "$logdir/consoles-$k.tar.gz")
 				echo "KILLED $t"
 			fi
 			return
