@@ -477,7 +477,7 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	u64 *top_off = xcalloc(c->nr_trees, sizeof(u64));
 	u64 tops_len = 0, lower = 0, next = 1, ext_bytes, tree_bytes;
 	u64 tops_start, levels_start, lv;
-	struct ev_area_data d = { .fd = c->scratch };
+	struct ev_area_data *area = &out->area;
 	size_t pieces_cap = 0;
 	u8 *buf;
 
@@ -525,12 +525,10 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	sb.hash_blocks = cpu_to_le64(next);
 
 	/* In memory: everything but LEVELS, which is O(files + extents). */
-	out->len = next * bs;
-	d.len = out->len;
-	d.mem_len = levels_start * bs;
-	out->buf = xzalloc(d.mem_len);
-	buf = out->buf;
-	d.mem = buf;
+	area->len = next * bs;
+	area->mem_len = levels_start * bs;
+	buf = xzalloc(area->mem_len);
+	area->mem = buf;
 	/* EXTENTS */
 	for (i = 0; i < c->map.n; i++) {
 		struct extverity_extent e = c->map.v[i];
@@ -560,9 +558,9 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		       t->g.top_len);
 		if (t->g.lower_blocks) {
 			r->levels = cpu_to_le64(lv);
-			xgrow((void **)&d.pieces, &pieces_cap, d.nr_pieces + 1,
-			      sizeof(*d.pieces));
-			d.pieces[d.nr_pieces++] = (struct ev_area_piece){
+			xgrow((void **)&area->pieces, &pieces_cap,
+			      area->nr_pieces + 1, sizeof(*area->pieces));
+			area->pieces[area->nr_pieces++] = (struct ev_area_piece){
 				.dst = lv * bs, .src = t->scratch_off,
 				.len = t->g.lower_blocks * bs,
 			};
@@ -589,8 +587,8 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	out->trees = c->nr_trees;
 	out->files = c->fs ? c->fs->nr_paths : 0;
 	out->zero_blocks = c->zero_blocks;
-	/* The scratch file and pieces now belong to ev_write_area(). */
-	ev_write_area_defer(&d);
+	/* The scratch file now belongs to @out (ev_area_out_free()). */
+	area->fd = c->scratch;
 	c->scratch = -1;
 	free(files);
 	free(top_off);
@@ -643,6 +641,7 @@ int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->area.fd = -1;
 	err = check_paths(fs);
 	if (err)
 		return err;
@@ -676,5 +675,17 @@ out:
 	free(c.map.v);
 	if (c.scratch >= 0)
 		close(c.scratch);
+	if (err)
+		ev_area_out_free(out);
 	return err;
+}
+
+void ev_area_out_free(struct ev_area_out *out)
+{
+	free((void *)out->area.mem);
+	free(out->area.pieces);
+	if (out->area.fd >= 0)
+		close(out->area.fd);
+	memset(&out->area, 0, sizeof(out->area));
+	out->area.fd = -1;
 }

@@ -7,6 +7,7 @@
 #define EXTVERITY_LAYOUT_H
 
 #include "ext4.h"
+#include "write.h"
 
 /**
  * struct ev_format_opts - what the user asked `format` for
@@ -28,10 +29,10 @@ struct ev_format_opts {
 
 /**
  * struct ev_area_out - a complete hash area, ready to be written
- * @buf: the area's blocks up to its LEVELS section, superblock first; the
- *	rest (tree levels, as large as the files' apparent sizes) waits in a
- *	scratch file for ev_write_area(@buf, @len) to copy it (write.h)
- * @len: bytes of the whole area
+ * @area: for ev_write_area_data(): the area's blocks up to its LEVELS
+ *	section in memory, superblock first; the rest (tree levels, as large
+ *	as the files' apparent sizes) in pieces of a scratch file; freed,
+ *	and the scratch file closed, by ev_area_out_free()
  * @root: the root digest
  * @files: FILES entries (paths)
  * @trees: tree records
@@ -42,8 +43,7 @@ struct ev_format_opts {
  * @hash_blocks: blocks of the hash area
  */
 struct ev_area_out {
-	u8 *buf;
-	size_t len;
+	struct ev_area_data area;
 	u8 root[EXTVERITY_MAX_DIGEST_SIZE];
 	u64 files;
 	u64 trees;
@@ -61,9 +61,11 @@ struct ev_area_out {
  * @fd: the data image, read at physical block offsets
  * @out: filled in
  *
- * Return: 0 or an exit code, with the error printed.
+ * Return: 0 or an exit code, with the error printed.  On error nothing is
+ * left to free; on success, free @out with ev_area_out_free().
  */
 int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
 		  struct ev_area_out *out);
+void ev_area_out_free(struct ev_area_out *out);
 
 #endif /* EXTVERITY_LAYOUT_H */

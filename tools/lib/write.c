@@ -151,25 +151,10 @@ int ev_write_area_data(const char *path, u64 offset,
 	return write_replace(path, offset, d);
 }
 
-static struct ev_area_data deferred = { .fd = -1 };
-
-void ev_write_area_defer(const struct ev_area_data *d)
-{
-	deferred = *d;
-}
-
 int ev_write_area(const char *path, u64 offset, const void *buf, size_t len)
 {
 	struct ev_area_data d = { .mem = buf, .mem_len = len, .len = len,
 				  .fd = -1 };
-	int err;
 
-	if (!buf || buf != deferred.mem || len != deferred.len)
-		return ev_write_area_data(path, offset, &d);
-	err = ev_write_area_data(path, offset, &deferred);
-	if (deferred.fd >= 0)
-		close(deferred.fd);
-	free(deferred.pieces);
-	deferred = (struct ev_area_data){ .fd = -1 };
-	return err;
+	return ev_write_area_data(path, offset, &d);
 }

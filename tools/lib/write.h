@@ -50,24 +50,14 @@ struct ev_area_data {
 int ev_write_area_data(const char *path, u64 offset,
 		       const struct ev_area_data *d);
 
-/*
- * ev_write_area_defer() - hand over an area whose head is @d->mem
- *
- * The next ev_write_area() of @d->mem writes all of @d and then closes
- * @d->fd and frees @d->pieces, which from now on belong to this module.
- * This lets ev_build_area() return an area bigger than memory through the
- * buffer and length that its callers pass to ev_write_area().
- */
-void ev_write_area_defer(const struct ev_area_data *d);
-
 /**
  * ev_write_area() - store a hash area at @offset of @path
  * @path: the hash file or device
  * @offset: byte offset of the hash area in it
- * @buf: the area, or the head of an area given to ev_write_area_defer()
+ * @buf: the area, all in memory
  * @len: its length
  *
- * As ev_write_area_data().
+ * As ev_write_area_data(); for small files too (the root digest file).
  *
  * Return: 0 or EV_EIO, with the error printed.
  */

@@ -286,6 +286,7 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	memset(&o, 0, sizeof(o));
 	memset(&fs, 0, sizeof(fs));
 	memset(&r, 0, sizeof(r));
+	r.area.fd = -1;
 	err = parse_opts(cmd, argc, argv, &o, &offset, &mode, &json,
 			 &progress, &root_file);
 	if (err)
@@ -338,7 +339,7 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	ev_fs_free(&fs);
 	if (err)
 		goto out;
-	err = ev_write_area(hashfile, offset, r.buf, r.len);
+	err = ev_write_area_data(hashfile, offset, &r.area);
 	if (err)
 		goto out;
 	if (root_file) {
@@ -350,7 +351,7 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	}
 	print_result(&o, &r, offset, json);
 out:
-	free(r.buf);
+	ev_area_out_free(&r);
 	ev_fs_free(&fs);
 	close(fd);
 	return err;
