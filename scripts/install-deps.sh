@@ -6,11 +6,12 @@ set -eu
 pkgs=(
 	build-essential pkg-config
 	libext2fs-dev comerr-dev libssl-dev libfsverity-dev libdevmapper-dev
+	libjson-c-dev
 	e2fsprogs fsverity cryptsetup-bin dmsetup
 	linux-image-cloud-amd64 linux-headers-cloud-amd64 linux-source-6.1
 	bc bison flex libelf-dev
 	qemu-system-x86 busybox-static kmod cpio sparse fio
-	xz-utils python3 util-linux
+	xz-utils python3 util-linux strace
 	xfsprogs btrfs-progs erofs-utils squashfs-tools
 	dkms lvm2 groff man-db
 	openssl file clang libclang-rt-14-dev

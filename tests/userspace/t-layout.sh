@@ -78,4 +78,17 @@ ours=$(stat -c %s "$W/h"); theirs=$(stat -c %s "$W/vh")
 ratio=$(python3 -c "print(f'{$ours/$theirs:.3f}')")
 echo "  hash area: extverity $ours bytes, veritysetup $theirs bytes, ratio $ratio"
 check "hash area <= 1.25 x veritysetup ($ratio)" python3 -c "import sys; sys.exit(not $ours <= 1.25 * $theirs)"
+
+# Durable: the new file is fsync'ed before the rename, and its directory
+# after it (else a crash can leave the old file, or none, once format has
+# said it was done).
+mkdir -p "$W/dur"
+strace -f -e trace=rename,renameat,renameat2,fsync,openat -o "$W/trace" \
+	"$EXTVERITY" format --salt=- "$img" "$W/dur/h" >/dev/null 2>&1
+got=$(awk -v dir="$W/dur" '
+	/rename/ && index($0, dir "/h\"") { renamed = 1; next }
+	renamed && /O_DIRECTORY/ && index($0, "\"" dir "\"") { fd = $NF; next }
+	renamed && fd != "" && $0 ~ "fsync\\(" fd "\\) += 0" { print "synced"; exit }
+' "$W/trace")
+check "format syncs the directory after the rename" test "$got" = synced
 finish

@@ -92,6 +92,20 @@ static int write_in_place(const char *path, u64 offset,
 	return 0;
 }
 
+/* fsync() directory @dir: 0 or -errno. */
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 static int write_replace(const char *path, u64 offset,
 			 const struct ev_area_data *d)
 {
@@ -105,11 +119,11 @@ static int write_replace(const char *path, u64 offset,
 	umask(mask);
 	tmp = xmalloc(strlen(dir) + strlen(base) + 16);
 	sprintf(tmp, "%s/.%s.XXXXXX", dir, base);
-	free(copy);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		ev_error("cannot create a file next to %s: %s", path,
 			 strerror(errno));
+		free(copy);
 		free(tmp);
 		return EV_EIO;
 	}
@@ -125,11 +139,21 @@ static int write_replace(const char *path, u64 offset,
 	if (err) {
 		write_error(path, err, scratch);
 		unlink(tmp);
+		free(copy);
 		free(tmp);
 		return EV_EIO;
 	}
 	free(tmp);
-	return 0;
+	/*
+	 * The rename is durable only once the directory is: without this, a
+	 * crash may leave the old file, or none, after format said it was done.
+	 */
+	err = sync_dir(dir);
+	if (err)
+		ev_error("cannot sync directory %s after writing %s: %s", dir,
+			 path, strerror(-err));
+	free(copy);
+	return err ? EV_EIO : 0;
 }
 
 int ev_write_area_data(const char *path, u64 offset,
