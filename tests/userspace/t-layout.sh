@@ -91,4 +91,21 @@ got=$(awk -v dir="$W/dur" '
 	renamed && fd != "" && $0 ~ "fsync\\(" fd "\\) += 0" { print "synced"; exit }
 ' "$W/trace")
 check "format syncs the directory after the rename" test "$got" = synced
+
+# Threads: --threads=N, and by default the CPUs the process may use (its
+# affinity, here taskset), not all the machine's.  Counted as the threads
+# the release build starts (ASan's runtime starts its own).
+threads_of() {
+	strace -f -e trace=clone,clone3 -o "$W/clones" "$@" >/dev/null 2>&1
+	grep -c 'CLONE_THREAD' "$W/clones"
+}
+t1=$(threads_of "$EXTVERITY_RELEASE" format --salt=- --uuid=$u --threads=1 "$img" "$W/t1")
+t2=$(threads_of "$EXTVERITY_RELEASE" format --salt=- --uuid=$u --threads=2 "$img" "$W/t2")
+tset=$(threads_of taskset -c 0 "$EXTVERITY_RELEASE" format --salt=- "$img" "$W/t3")
+echo "  threads started: --threads=1 $t1, --threads=2 $t2, taskset -c 0 $tset"
+check "--threads=2 starts more threads than --threads=1" test "$t2" -gt "$t1"
+check "one CPU allowed (taskset): as --threads=1" test "$tset" = "$t1"
+check "--threads does not change the area" cmp "$W/t1" "$W/t2"
+check_err "--threads=0 refused" 1 "invalid --threads '0' \\(1 to 4096\\)" \
+	"$EXTVERITY" format --threads=0 "$img" "$W/t4"
 finish

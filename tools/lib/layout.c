@@ -135,7 +135,8 @@ static int place_tree(struct ctx *c, struct ev_tree *t)
 
 static int hash_files(struct ctx *c, int fd)
 {
-	struct ev_jobs jobs = { .progress = "hashing files" };
+	struct ev_jobs jobs = { .progress = "hashing files",
+				.threads = c->o->threads };
 	size_t i;
 	int err;
 
@@ -391,7 +392,8 @@ static void sweep_gap(struct ctx *c, u64 from, u64 to, u64 *rank)
 
 static int build_map(struct ctx *c, int fd)
 {
-	struct ev_jobs jobs = { .progress = "hashing metadata" };
+	struct ev_jobs jobs = { .progress = "hashing metadata",
+				.threads = c->o->threads };
 	u64 pos = 0, rank = 0;
 	size_t i;
 	int err;

@@ -17,6 +17,7 @@
  * @salt_size: their number
  * @uuid: the image's UUID
  * @data_blocks: size of the data image in blocks
+ * @threads: hashing threads, 0 for ev_default_threads()
  */
 struct ev_format_opts {
 	unsigned int hash_algorithm;
@@ -25,6 +26,7 @@ struct ev_format_opts {
 	u32 salt_size;
 	u8 uuid[16];
 	u64 data_blocks;
+	unsigned int threads;
 };
 
 /**

@@ -4,9 +4,11 @@
  * has its own hasher and read buffer.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "parallel.h"
@@ -105,11 +107,62 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/*
+ * The CPU quota of this process's cgroup v2 ("max" or "QUOTA PERIOD" in
+ * cpu.max), rounded up to whole CPUs; 0 when there is none or it cannot be
+ * read.  Only the process's own cgroup is read, not its ancestors'.
+ */
+static unsigned int cgroup_cpu_quota(void)
+{
+	char line[4096], path[4200];
+	unsigned long long quota, period;
+	unsigned int n = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return 0;
+	path[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		/* cgroup v2: "0::/the/path" */
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max",
+				 line + 3);
+			break;
+		}
+	}
+	fclose(f);
+	if (!path[0])
+		return 0;
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &quota, &period) == 2 && period)
+		n = (unsigned int)((quota + period - 1) / period);
+	fclose(f);
+	return n;
+}
+
+unsigned int ev_default_threads(void)
+{
+	unsigned int n = 1, quota = cgroup_cpu_quota();
+	cpu_set_t set;
+
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		n = CPU_COUNT(&set);
+	else if (sysconf(_SC_NPROCESSORS_ONLN) > 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (quota && quota < n)
+		n = quota;
+	return n;
+}
+
 int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 		const u8 *salt, int fd)
 {
 	struct pool pool = { .j = j, .p = p, .salt = salt, .fd = fd };
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	u64 ncpu = j->threads ? j->threads : ev_default_threads();
 	pthread_t *tids;
 	size_t nthreads, started = 0, i;
 	u64 bytes = 0;
@@ -118,10 +171,7 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 	if (j->n)
 		pool.nr_jobs = j->v[j->n - 1].first_job +
 			       jobs_of(&j->v[j->n - 1]);
-	if (ncpu < 1)
-		ncpu = 1;
-	nthreads = (u64)ncpu < pool.nr_jobs ? (size_t)ncpu :
-		   (size_t)pool.nr_jobs;
+	nthreads = ncpu < pool.nr_jobs ? (size_t)ncpu : (size_t)pool.nr_jobs;
 	for (i = 0; i < j->n; i++)
 		if (!j->v[i].finish)
 			bytes += j->v[i].t->g.data_blocks << p->log_blocksize;

@@ -26,14 +26,25 @@ struct ev_job {
 
 /*
  * @progress, when set, names the phase ev_jobs_run() shows progress for
- * (tools/lib/progress.h), counted in data bytes hashed.
+ * (tools/lib/progress.h), counted in data bytes hashed.  @threads: how many
+ * threads at most, 0 for ev_default_threads().
  */
 struct ev_jobs {
 	struct ev_job *v;
 	size_t n;
 	size_t cap;
 	const char *progress;
+	unsigned int threads;
 };
+
+/*
+ * The CPUs this process may use: those of its affinity mask (taskset,
+ * cpuset cgroups), fewer under a cgroup v2 CPU quota (cpu.max), at least 1.
+ */
+unsigned int ev_default_threads(void);
+
+/* More threads than this is a typing error, not a machine. */
+#define EV_MAX_THREADS 4096
 
 /* Queue level-0 jobs covering all of @t's data blocks. */
 void ev_jobs_add_data(struct ev_jobs *j, struct ev_tree *t);
@@ -41,7 +52,7 @@ void ev_jobs_add_data(struct ev_jobs *j, struct ev_tree *t);
 void ev_jobs_add_finish(struct ev_jobs *j, struct ev_tree *t);
 
 /**
- * ev_jobs_run() - run and then empty a list of jobs on all CPUs
+ * ev_jobs_run() - run and then empty a list of jobs on @j->threads threads
  * @j: the jobs (data jobs and finish jobs must not be mixed for one tree)
  * @p: format parameters
  * @salt: the salt

@@ -14,12 +14,13 @@
 #include "extverity.h"
 #include "fiemap.h"
 #include "layout.h"
+#include "parallel.h"
 #include "progress.h"
 #include "write.h"
 
 enum {
 	OPT_HASH = 256, OPT_BLOCK_SIZE, OPT_SALT, OPT_UUID, OPT_OFFSET,
-	OPT_FS, OPT_JSON, OPT_PROGRESS, OPT_ROOT_FILE,
+	OPT_FS, OPT_JSON, OPT_PROGRESS, OPT_ROOT_FILE, OPT_THREADS,
 };
 
 static const struct option longopts[] = {
@@ -32,6 +33,7 @@ static const struct option longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -121,8 +123,9 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 		      enum fs_mode *fs, bool *json, bool *progress,
 		      const char **root_file)
 {
-	bool seen[9] = { false }, have_salt = false, have_uuid = false;
+	bool seen[10] = { false }, have_salt = false, have_uuid = false;
 	const char *salt_arg = NULL;
+	u64 threads;
 	size_t len;
 	u32 bs;
 	int c;
@@ -191,6 +194,15 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 			break;
 		case OPT_ROOT_FILE:
 			*root_file = optarg;
+			break;
+		case OPT_THREADS:
+			if (ev_parse_u64(optarg, &threads) || !threads ||
+			    threads > EV_MAX_THREADS) {
+				ev_error("invalid --threads '%s' (1 to %d)",
+					 optarg, EV_MAX_THREADS);
+				return EV_EUSAGE;
+			}
+			o->threads = threads;
 			break;
 		}
 	}

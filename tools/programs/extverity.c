@@ -15,6 +15,7 @@ static const struct ev_command commands[] = {
 	  "    extverity format [--hash=sha256|sha512] [--data-block-size=N]\n"
 	  "                     [--salt=HEX|-|random] [--uuid=UUID]\n"
 	  "                     [--hash-offset=BYTES] [--root-hash-file=FILE]\n"
+	  "                     [--threads=N]\n"
 	  "                     [--fs=auto|ext4|fiemap|raw] [--json] [--progress]\n"
 	  "                     IMAGE HASHFILE\n" },
 	{ "dump", ev_cmd_dump,
