@@ -29,9 +29,12 @@ VERSION := 1.0.0
 CC ?= cc
 override CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wno-unused-parameter -fno-strict-aliasing $(CFLAGS)
+# json-c (libjson-c-dev) writes every --json output, as in cryptsetup.
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
 override CPPFLAGS := -Iinclude/uapi -Itools/lib -Idrivers/md \
-	-DEXTVERITY_VERSION='"$(VERSION)"' $(CPPFLAGS)
-LDLIBS := -lext2fs -lcom_err -lcrypto -lpthread -ldevmapper
+	-DEXTVERITY_VERSION='"$(VERSION)"' $(JSONC_CFLAGS) $(CPPFLAGS)
+LDLIBS := -lext2fs -lcom_err -lcrypto -lpthread -ldevmapper $(JSONC_LIBS)
 
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all

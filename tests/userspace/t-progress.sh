@@ -60,7 +60,7 @@ zero=$("$E" dump "$W/h" | sed -n 's/^Zero blocks: *//p')
 size=$(stat -c %s "$img")
 want=$((size - ${zero:-0} * 4096))
 out=$("$E" verify --json "$img" "$W/h" "$root")
-if [ "$out" = "{\"image\": \"$img\", \"verified\": true, \"corrupted_items\": 0, \"data_bytes\": $want}" ]; then
+if [ "$out" = "{\"image\": \"$img\", \"verified\": true, \"corrupted_items\": 0, \"data_bytes\": $want, \"corrupted\": []}" ]; then
 	pass "verify --json: intact ($want bytes)"
 else
 	fail "verify --json: '$out', want $want data bytes"
@@ -73,7 +73,7 @@ printf '\377' | dd of="$W/bad.ext4" bs=1 seek=$((itab * 4096 + 300)) conv=notrun
 rc=0
 out=$("$E" verify --json "$W/bad.ext4" "$W/h" "$root" 2>"$W/bad.err") || rc=$?
 if [ "$rc" = 2 ] &&
-	[ "$out" = "{\"image\": \"$W/bad.ext4\", \"verified\": false, \"corrupted_items\": 2, \"data_bytes\": $want}" ] &&
+	[ "$out" = "{\"image\": \"$W/bad.ext4\", \"verified\": false, \"corrupted_items\": 2, \"data_bytes\": $want, \"corrupted\": [{\"kind\": \"metadata\", \"block\": 0}, {\"kind\": \"metadata\", \"block\": $itab}]}" ] &&
 	grep -q "corrupted: metadata block $itab" "$W/bad.err"; then
 	pass "verify --json: two damaged blocks, exit 2"
 else

@@ -23,6 +23,7 @@ struct vctx {
 	struct ev_hasher h;
 	int data_fd;
 	u64 reports;
+	struct ev_verify_result *res;	/* its callback, for each report */
 	u8 *top;		/* current tree: its top block, zero-padded */
 	u64 levels;		/* ... and its lower levels' byte offset */
 	u8 *buf;		/* one chunk of data or hash blocks */
@@ -35,7 +36,13 @@ struct vctx {
 
 #define CHUNK	256
 
-static __printf(2, 3) void report(struct vctx *v, const char *fmt, ...)
+/*
+ * Report damaged item @it, described by @fmt: the first EV_MAX_REPORTS are
+ * printed and passed to the caller's callback, the rest only counted.
+ */
+static __printf(3, 4) void report(struct vctx *v,
+				  const struct ev_verify_item *it,
+				  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -46,21 +53,63 @@ static __printf(2, 3) void report(struct vctx *v, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+	if (v->res && v->res->item)
+		v->res->item(it, v->res->arg);
 }
 
-static void tree_name(struct vctx *v, u32 tree, char *out, size_t len)
+/* Name tree @tree in @out; its file, if it is one's. */
+static const struct ev_file_entry *tree_name(struct vctx *v, u32 tree,
+					     char *out, size_t len)
 {
 	const struct ev_file_entry *f;
 
 	if (tree == EXTVERITY_TREE_RESIDUAL) {
 		snprintf(out, len, "metadata");
-		return;
+		return NULL;
 	}
 	f = ev_area_file_of_tree(v->a, tree);
 	if (f)
 		snprintf(out, len, "%s (inode %" PRIu64 ")", f->path, f->ino);
 	else
 		snprintf(out, len, "tree %u", tree);
+	return f;
+}
+
+/* Data block @blk of file @path (NULL: unknown) at byte @off is damaged. */
+static void report_file(struct vctx *v, const char *path, u64 ino, u64 off,
+			u64 blk)
+{
+	struct ev_verify_item it = {
+		.kind = EV_ITEM_FILE, .path = path, .inode = ino,
+		.offset = off, .block = blk,
+	};
+
+	report(v, &it, "file %s (inode %" PRIu64 ") at offset %" PRIu64
+	       " (data block %" PRIu64 ")", path ? path : "?", ino, off, blk);
+}
+
+static void report_metadata(struct vctx *v, u64 blk)
+{
+	struct ev_verify_item it = { .kind = EV_ITEM_METADATA, .block = blk };
+
+	report(v, &it, "metadata block %" PRIu64, blk);
+}
+
+/* Level @level of tree @tree's stored hash blocks is damaged. */
+static void report_tree(struct vctx *v, u32 tree, int level)
+{
+	struct ev_verify_item it = {
+		.kind = EV_ITEM_HASH_TREE, .tree = tree, .level = level,
+	};
+	const struct ev_file_entry *f;
+	char name[300];
+
+	f = tree_name(v, tree, name, sizeof(name));
+	if (f) {
+		it.path = f->path;
+		it.inode = f->ino;
+	}
+	report(v, &it, "hash tree of %s level %d", name, level);
 }
 
 static void note_bad_top(struct vctx *v, u64 block, u32 tree)
@@ -87,6 +136,7 @@ static void note_bad_top(struct vctx *v, u64 block, u32 tree)
 
 static void print_bad_tops(struct vctx *v)
 {
+	struct ev_verify_item it = { .kind = EV_ITEM_PACKED_TOP };
 	size_t i, k;
 
 	for (i = 0; i < v->nr_bad_tops; i++) {
@@ -114,8 +164,11 @@ static void print_bad_tops(struct vctx *v)
 			strcat(names, one);
 			used += strlen(one);
 		}
-		report(v, "packed top hash block %" PRIu64 " (trees of %s)",
-		       v->bad_tops[i], names);
+		it.block = v->bad_tops[i];
+		it.trees = v->bad_top_trees[i];
+		it.nr_trees = v->bad_top_n[i];
+		report(v, &it, "packed top hash block %" PRIu64
+		       " (trees of %s)", v->bad_tops[i], names);
 		free(v->bad_top_trees[i]);
 	}
 }
@@ -166,7 +219,6 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	const u8 *up;
 	bool ok = true;
-	char name[300];
 	int l;
 	u64 j, k, n;
 
@@ -205,8 +257,7 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 		}
 		if (!level_ok) {
 			/* Named only when reported: most trees are intact. */
-			tree_name(v, i, name, sizeof(name));
-			report(v, "hash tree of %s level %d", name, l);
+			report_tree(v, i, l);
 			ok = false;
 		}
 	}
@@ -252,13 +303,11 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 				    p->digest_size))
 				continue;
 			if (tree == EXTVERITY_TREE_RESIDUAL) {
-				report(v, "metadata block %" PRIu64, blk);
+				report_metadata(v, blk);
 				continue;
 			}
 			path = ev_area_path_of(v->a, ino);
-			report(v, "file %s (inode %" PRIu64 ") at offset %"
-			       PRIu64 " (data block %" PRIu64 ")",
-			       path ? path : "?", ino, lf * bs, blk);
+			report_file(v, path, ino, lf * bs, blk);
 		}
 	}
 	return 0;
@@ -282,7 +331,7 @@ int ev_verify(struct ev_area *a, const char *image,
 	const struct extverity_params *p = &a->p;
 	u64 nr_ext = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries;
 	u64 nr_trees = p->sect[EXTVERITY_SECT_TREES].nr_entries;
-	struct vctx v = { .a = a };
+	struct vctx v = { .a = a, .res = res };
 	struct stat st;
 	u64 *order, i, t, bytes = 0;
 	int err = 0;
@@ -340,9 +389,10 @@ int ev_verify(struct ev_area *a, const char *image,
 			 (unsigned long long)(v.reports - EV_MAX_REPORTS));
 	if (!err && v.reports)
 		err = EV_ECORRUPT;
-	if (res)
-		*res = (struct ev_verify_result){ .data_bytes = bytes,
-						  .corrupted = v.reports };
+	if (res) {
+		res->data_bytes = bytes;
+		res->corrupted = v.reports;
+	}
 	free(order);
 	free(v.buf);
 	free(v.top);

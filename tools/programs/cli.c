@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
 #include "extverity.h"
 #include "table.h"
@@ -97,20 +98,204 @@ void ev_table_longopts(struct option *opts, int base)
 	}
 }
 
-void ev_json_string(const char *s)
+/*
+ * json-c reports a failed allocation by returning NULL (or -1 from the
+ * adders); as with xmalloc(), the command cannot go on without it.
+ */
+static void *json_check(void *p)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+	if (!p) {
+		ev_error("out of memory");
+		exit(EV_ENOMEM);
 	}
-	putchar('"');
+	return p;
+}
+
+/* Length of the valid UTF-8 sequence at @s (RFC 3629), 0 if none. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;	/* continuation byte, overlong C0/C1, > F4 */
+	/* The second byte's range rules out overlongs, surrogates, > 10FFFF. */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+bool ev_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	for (; *p; p += n) {
+		n = utf8_len(p);
+		if (!n)
+			return false;
+	}
+	return true;
+}
+
+/* @s with every byte outside a valid UTF-8 sequence as U+FFFD. */
+static char *utf8_fix(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = xmalloc(3 * strlen(s) + 1), *o = out;
+	size_t n;
+
+	for (; *p; p += n) {
+		n = utf8_len(p);
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+struct json_object *ev_json_object(void)
+{
+	return json_check(json_object_new_object());
+}
+
+struct json_object *ev_json_array(void)
+{
+	return json_check(json_object_new_array());
+}
+
+struct json_object *ev_json_new_string(const char *s)
+{
+	struct json_object *v;
+	char *fixed;
+
+	if (ev_utf8_valid(s))
+		return json_check(json_object_new_string(s));
+	fixed = utf8_fix(s);
+	v = json_check(json_object_new_string(fixed));
+	free(fixed);
+	return v;
+}
+
+void ev_json_add(struct json_object *obj, const char *key,
+		 struct json_object *val)
+{
+	if (json_object_object_add(obj, key, val))
+		json_check(NULL);
+}
+
+void ev_json_append(struct json_object *arr, struct json_object *val)
+{
+	if (json_object_array_add(arr, val))
+		json_check(NULL);
+}
+
+void ev_json_add_u64(struct json_object *obj, const char *key, u64 val)
+{
+	ev_json_add(obj, key, json_check(json_object_new_uint64(val)));
+}
+
+void ev_json_add_bool(struct json_object *obj, const char *key, bool val)
+{
+	ev_json_add(obj, key, json_check(json_object_new_boolean(val)));
+}
+
+void ev_json_add_str(struct json_object *obj, const char *key, const char *s)
+{
+	char *hex, *hex_key;
+	size_t len;
+
+	if (!s) {
+		ev_json_add(obj, key, NULL);
+		return;
+	}
+	ev_json_add(obj, key, ev_json_new_string(s));
+	if (ev_utf8_valid(s))
+		return;
+	/* The exact bytes, which the replaced string above lost. */
+	len = strlen(s);
+	hex = xmalloc(2 * len + 1);
+	ev_bin2hex((const u8 *)s, len, hex);
+	hex_key = xmalloc(strlen(key) + 5);
+	sprintf(hex_key, "%s_hex", key);
+	ev_json_add(obj, hex_key, json_check(json_object_new_string(hex)));
+	free(hex_key);
+	free(hex);
+}
+
+void ev_json_write(struct json_object *v)
+{
+	struct json_object_iterator it, end;
+	size_t i, n;
+
+	/*
+	 * Containers are laid out here, as {"key": value, "key": value} and
+	 * [a, b], the form the tool has always printed and tests and
+	 * scripts match; json-c's own spacing ({ "key": value }) differs.
+	 * Keys are the tool's own ASCII names, so need no escaping; scalars,
+	 * strings above all, are json-c's.
+	 */
+	switch (json_object_get_type(v)) {
+	case json_type_object:
+		putchar('{');
+		it = json_object_iter_begin(v);
+		end = json_object_iter_end(v);
+		for (i = 0; !json_object_iter_equal(&it, &end); i++) {
+			printf("%s\"%s\": ", i ? ", " : "",
+			       json_object_iter_peek_name(&it));
+			ev_json_write(json_object_iter_peek_value(&it));
+			json_object_iter_next(&it);
+		}
+		putchar('}');
+		break;
+	case json_type_array:
+		putchar('[');
+		n = json_object_array_length(v);
+		for (i = 0; i < n; i++) {
+			if (i)
+				fputs(", ", stdout);
+			ev_json_write(json_object_array_get_idx(v, i));
+		}
+		putchar(']');
+		break;
+	default:
+		fputs(json_check((void *)json_object_to_json_string_ext(v,
+				JSON_C_TO_STRING_PLAIN |
+				JSON_C_TO_STRING_NOSLASHESCAPE)), stdout);
+	}
+}
+
+void ev_json_print(struct json_object *v)
+{
+	ev_json_write(v);
+	putchar('\n');
+	json_object_put(v);
 }
 
 int ev_root_hash_file_read(const char *path, char *hex, size_t size)

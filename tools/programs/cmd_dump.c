@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 
 #include "extverity.h"
@@ -70,13 +71,21 @@ static void count(const struct ev_area *a, struct counts *c)
 	free(pairs);
 }
 
-static void print_files(const struct ev_area *a)
+/*
+ * With @json, an array of one object a file, printed an element at a
+ * time: memory stays that of one file's entry however many there are.
+ */
+static void print_files(const struct ev_area *a, bool json)
 {
 	const struct extverity_params *p = &a->p;
+	const char *alg = extverity_hash_name(p->hash_algorithm);
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	char hex[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	struct json_object *j;
 	size_t i;
 
+	if (json)
+		putchar('[');
 	for (i = 0; i < a->nr_files; i++) {
 		const struct extverity_tree *t =
 			ev_area_tree(a, a->files[i].tree);
@@ -86,9 +95,22 @@ static void print_files(const struct ev_area *a)
 				   le64_to_cpu(t->data_size), t->root_hash,
 				   digest);
 		ev_bin2hex(digest, p->digest_size, hex);
-		printf("%s:%s %s\n", extverity_hash_name(p->hash_algorithm),
-		       hex, a->files[i].path);
+		if (!json) {
+			printf("%s:%s %s\n", alg, hex, a->files[i].path);
+			continue;
+		}
+		j = ev_json_object();
+		ev_json_add_str(j, "path", a->files[i].path);
+		ev_json_add_u64(j, "inode", a->files[i].ino);
+		ev_json_add_u64(j, "size", le64_to_cpu(t->data_size));
+		ev_json_add_str(j, "algorithm", alg);
+		ev_json_add_str(j, "digest", hex);
+		fputs(i ? ",\n" : "\n", stdout);
+		ev_json_write(j);
+		json_object_put(j);
 	}
+	if (json)
+		fputs("\n]\n", stdout);
 }
 
 static void print_params(const struct ev_area *a, bool json)
@@ -106,19 +128,26 @@ static void print_params(const struct ev_area *a, bool json)
 	ev_bin2hex(a->sb.salt, p->salt_size, salt);
 	ev_format_uuid(a->sb.uuid, uuid);
 	if (json) {
-		printf("{\"root_digest\": \"%s\", \"hash_algorithm\": \"%s\", "
-		       "\"data_block_size\": %u, \"data_blocks\": %" PRIu64
-		       ", \"hash_offset\": %" PRIu64 ", \"hash_blocks\": %"
-		       PRIu64 ", \"hash_bytes\": %" PRIu64 ", \"salt\": "
-		       "\"%s\", \"uuid\": \"%s\", \"files\": %zu, \"trees\": %"
-		       PRIu64 ", \"shared_trees\": %" PRIu64 ", \"extents\": %"
-		       PRIu64 ", \"zero_blocks\": %" PRIu64
-		       ", \"residual_blocks\": %" PRIu64 "}\n",
-		       root, extverity_hash_name(p->hash_algorithm),
-		       p->block_size, p->data_blocks, a->offset,
-		       p->hash_blocks, p->hash_blocks << p->log_blocksize,
-		       salt, uuid, a->nr_files, trees, c.shared_trees, extents,
-		       c.zero_blocks, c.residual_blocks);
+		struct json_object *j = ev_json_object();
+
+		ev_json_add_str(j, "root_digest", root);
+		ev_json_add_str(j, "hash_algorithm",
+				extverity_hash_name(p->hash_algorithm));
+		ev_json_add_u64(j, "data_block_size", p->block_size);
+		ev_json_add_u64(j, "data_blocks", p->data_blocks);
+		ev_json_add_u64(j, "hash_offset", a->offset);
+		ev_json_add_u64(j, "hash_blocks", p->hash_blocks);
+		ev_json_add_u64(j, "hash_bytes",
+				p->hash_blocks << p->log_blocksize);
+		ev_json_add_str(j, "salt", salt);
+		ev_json_add_str(j, "uuid", uuid);
+		ev_json_add_u64(j, "files", a->nr_files);
+		ev_json_add_u64(j, "trees", trees);
+		ev_json_add_u64(j, "shared_trees", c.shared_trees);
+		ev_json_add_u64(j, "extents", extents);
+		ev_json_add_u64(j, "zero_blocks", c.zero_blocks);
+		ev_json_add_u64(j, "residual_blocks", c.residual_blocks);
+		ev_json_print(j);
 		return;
 	}
 	printf("extverity hash area of %s\n", a->path);
@@ -194,7 +223,7 @@ int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 		err = ev_area_load(&a);
 	if (!err) {
 		if (files)
-			print_files(&a);
+			print_files(&a, json);
 		else
 			print_params(&a, json);
 	}

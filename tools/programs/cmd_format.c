@@ -85,19 +85,25 @@ static void print_result(const struct ev_format_opts *o,
 	ev_bin2hex(o->salt, o->salt_size, salt);
 	ev_format_uuid(o->uuid, uuid);
 	if (json) {
-		printf("{\"root_digest\": \"%s\", \"hash_algorithm\": \"%s\", "
-		       "\"data_block_size\": %u, \"data_blocks\": %" PRIu64
-		       ", \"hash_offset\": %" PRIu64 ", \"hash_blocks\": %"
-		       PRIu64 ", \"hash_bytes\": %" PRIu64 ", \"salt\": "
-		       "\"%s\", \"uuid\": \"%s\", \"files\": %" PRIu64
-		       ", \"trees\": %" PRIu64 ", \"shared_trees\": %" PRIu64
-		       ", \"extents\": %" PRIu64 ", \"zero_blocks\": %" PRIu64
-		       ", \"residual_blocks\": %" PRIu64 "}\n",
-		       root, extverity_hash_name(o->hash_algorithm), bs,
-		       o->data_blocks, offset, r->hash_blocks,
-		       r->hash_blocks * bs, salt, uuid, r->files, r->trees,
-		       r->shared_trees, r->extents, r->zero_blocks,
-		       r->residual_blocks);
+		struct json_object *j = ev_json_object();
+
+		ev_json_add_str(j, "root_digest", root);
+		ev_json_add_str(j, "hash_algorithm",
+				extverity_hash_name(o->hash_algorithm));
+		ev_json_add_u64(j, "data_block_size", bs);
+		ev_json_add_u64(j, "data_blocks", o->data_blocks);
+		ev_json_add_u64(j, "hash_offset", offset);
+		ev_json_add_u64(j, "hash_blocks", r->hash_blocks);
+		ev_json_add_u64(j, "hash_bytes", r->hash_blocks * bs);
+		ev_json_add_str(j, "salt", salt);
+		ev_json_add_str(j, "uuid", uuid);
+		ev_json_add_u64(j, "files", r->files);
+		ev_json_add_u64(j, "trees", r->trees);
+		ev_json_add_u64(j, "shared_trees", r->shared_trees);
+		ev_json_add_u64(j, "extents", r->extents);
+		ev_json_add_u64(j, "zero_blocks", r->zero_blocks);
+		ev_json_add_u64(j, "residual_blocks", r->residual_blocks);
+		ev_json_print(j);
 		return;
 	}
 	printf("UUID:               %s\n", uuid);

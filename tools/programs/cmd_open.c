@@ -60,16 +60,14 @@ static int get_dev(const char *path, const struct stat *st, int *fd,
 
 static void print_json(const char *name, const char *table)
 {
+	struct json_object *j = ev_json_object();
 	char *dev = xmalloc(strlen(name) + 13);
 
 	sprintf(dev, "/dev/mapper/%s", name);
-	fputs("{\"name\": ", stdout);
-	ev_json_string(name);
-	fputs(", \"device\": ", stdout);
-	ev_json_string(dev);
-	fputs(", \"table\": ", stdout);
-	ev_json_string(table);
-	fputs("}\n", stdout);
+	ev_json_add_str(j, "name", name);
+	ev_json_add_str(j, "device", dev);
+	ev_json_add_str(j, "table", table);
+	ev_json_print(j);
 	free(dev);
 }
 

@@ -63,53 +63,50 @@ static void read_sb(struct state *s)
 	ev_area_close(&a);
 }
 
-static void json_field(const char *key, const char *val, bool last)
-{
-	printf("\"%s\": ", key);
-	if (val)
-		ev_json_string(val);
-	else
-		fputs("null", stdout);
-	fputs(last ? "}\n" : ", ", stdout);
-}
-
 static void print_json(const char *name, const struct state *s)
 {
+	struct json_object *j = ev_json_object(), *flags = ev_json_array();
 	char dev[160];
-	int i, n = 0;
+	int i;
 
 	snprintf(dev, sizeof(dev), "/dev/mapper/%s", name);
-	fputs("{", stdout);
-	json_field("name", name, false);
-	json_field("device", dev, false);
-	printf("\"active\": true, \"in_use\": %s, \"type\": \"extverity\", "
-	       "\"status\": \"%s\", \"verified_blocks\": %" PRIu64
-	       ", \"corrupt_blocks\": %" PRIu64 ", \"zero_blocks\": %" PRIu64
-	       ", \"version\": %u, \"hash_algorithm\": \"%s\", ",
-	       s->info.open_count > 0 ? "true" : "false",
-	       s->st.health == 'V' ? "verified" : "corrupted", s->st.verified,
-	       s->st.corrupt, s->st.zero, s->t.version, s->t.alg);
+	ev_json_add_str(j, "name", name);
+	ev_json_add_str(j, "device", dev);
+	ev_json_add_bool(j, "active", true);
+	ev_json_add_bool(j, "in_use", s->info.open_count > 0);
+	ev_json_add_str(j, "type", "extverity");
+	ev_json_add_str(j, "status",
+			s->st.health == 'V' ? "verified" : "corrupted");
+	ev_json_add_u64(j, "verified_blocks", s->st.verified);
+	ev_json_add_u64(j, "corrupt_blocks", s->st.corrupt);
+	ev_json_add_u64(j, "zero_blocks", s->st.zero);
+	ev_json_add_u64(j, "version", s->t.version);
+	ev_json_add_str(j, "hash_algorithm", s->t.alg);
+	/* Unknown (null) when the superblock could not be read. */
 	if (s->have_sb)
-		printf("\"data_block_size\": %u, \"salt\": \"%s\", "
-		       "\"uuid\": \"%s\", ", s->block_size, s->salt, s->uuid);
+		ev_json_add_u64(j, "data_block_size", s->block_size);
 	else
-		fputs("\"data_block_size\": null, \"salt\": null, "
-		      "\"uuid\": null, ", stdout);
-	printf("\"size_sectors\": %" PRIu64 ", ", s->sectors);
-	json_field("data_device", s->data.path, false);
-	json_field("data_devno", s->t.data, false);
-	json_field("data_backing_file", s->data.backing, false);
-	json_field("hash_device", s->hash.path, false);
-	json_field("hash_devno", s->t.hash, false);
-	json_field("hash_backing_file", s->hash.backing, false);
-	printf("\"hash_offset\": %" PRIu64 ", \"root_digest\": \"%s\", "
-	       "\"flags\": [", s->t.hash_sector * 512, s->t.root);
-	for (i = 0; i < EV_NR_TABLE_OPTS; i++)
-		if (s->t.flags & (1U << i))
-			printf("%s\"%s\"", n++ ? ", " : "",
-			       ev_table_opts[i].param);
-	fputs("], ", stdout);
-	json_field("root_hash_sig_key_desc", s->t.sig_key, true);
+		ev_json_add(j, "data_block_size", NULL);
+	ev_json_add_str(j, "salt", s->have_sb ? s->salt : NULL);
+	ev_json_add_str(j, "uuid", s->have_sb ? s->uuid : NULL);
+	ev_json_add_u64(j, "size_sectors", s->sectors);
+	ev_json_add_str(j, "data_device", s->data.path);
+	ev_json_add_str(j, "data_devno", s->t.data);
+	ev_json_add_str(j, "data_backing_file", s->data.backing);
+	ev_json_add_str(j, "hash_device", s->hash.path);
+	ev_json_add_str(j, "hash_devno", s->t.hash);
+	ev_json_add_str(j, "hash_backing_file", s->hash.backing);
+	ev_json_add_u64(j, "hash_offset", s->t.hash_sector * 512);
+	ev_json_add_str(j, "root_digest", s->t.root);
+	for (i = 0; i < EV_NR_TABLE_OPTS; i++) {
+		if (!(s->t.flags & (1U << i)))
+			continue;
+		ev_json_append(flags,
+			       ev_json_new_string(ev_table_opts[i].param));
+	}
+	ev_json_add(j, "flags", flags);
+	ev_json_add_str(j, "root_hash_sig_key_desc", s->t.sig_key);
+	ev_json_print(j);
 }
 
 static void print_text(const char *name, const struct state *s)
@@ -217,9 +214,11 @@ int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[])
 		return err;
 	if (!s.info.exists) {
 		if (json) {
-			fputs("{", stdout);
-			json_field("name", name, false);
-			fputs("\"active\": false}\n", stdout);
+			struct json_object *j = ev_json_object();
+
+			ev_json_add_str(j, "name", name);
+			ev_json_add_bool(j, "active", false);
+			ev_json_print(j);
 		} else {
 			printf("%s is inactive.\n", name);
 		}

@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 
 #include "extverity.h"
 #include "progress.h"
@@ -20,18 +21,89 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* What verify --json collects while ev_verify() runs. */
+struct json_items {
+	const struct ev_area *a;
+	struct json_object *list;
+};
+
+static const char *const item_kinds[] = {
+	[EV_ITEM_FILE] = "file",
+	[EV_ITEM_METADATA] = "metadata",
+	[EV_ITEM_HASH_TREE] = "hash-tree",
+	[EV_ITEM_PACKED_TOP] = "packed-top",
+};
+
+/* Tree @tree into @j, with its file's path and inode if it is a file's. */
+static void add_tree(const struct ev_area *a, struct json_object *j,
+		     u32 tree)
+{
+	const struct ev_file_entry *f = NULL;
+
+	ev_json_add_u64(j, "tree", tree);
+	if (tree != EXTVERITY_TREE_RESIDUAL)
+		f = ev_area_file_of_tree(a, tree);
+	if (f) {
+		ev_json_add_str(j, "path", f->path);
+		ev_json_add_u64(j, "inode", f->ino);
+	}
+}
+
+/*
+ * ev_verify()'s callback: each item it prints on stderr (at most
+ * EV_MAX_REPORTS) as one object, with the same facts as fields.
+ */
+static void add_item(const struct ev_verify_item *it, void *arg)
+{
+	struct json_items *ji = arg;
+	struct json_object *j = ev_json_object(), *trees, *t;
+	size_t i;
+
+	ev_json_add_str(j, "kind", item_kinds[it->kind]);
+	switch (it->kind) {
+	case EV_ITEM_FILE:
+		ev_json_add_str(j, "path", it->path);
+		ev_json_add_u64(j, "inode", it->inode);
+		ev_json_add_u64(j, "offset", it->offset);
+		ev_json_add_u64(j, "block", it->block);
+		break;
+	case EV_ITEM_METADATA:
+		ev_json_add_u64(j, "block", it->block);
+		break;
+	case EV_ITEM_HASH_TREE:
+		add_tree(ji->a, j, it->tree);
+		ev_json_add_u64(j, "level", it->level);
+		break;
+	case EV_ITEM_PACKED_TOP:
+		ev_json_add_u64(j, "block", it->block);
+		trees = ev_json_array();
+		for (i = 0; i < it->nr_trees; i++) {
+			t = ev_json_object();
+			add_tree(ji->a, t, it->trees[i]);
+			ev_json_append(trees, t);
+		}
+		ev_json_add(j, "trees", trees);
+		break;
+	}
+	ev_json_append(ji->list, j);
+}
+
 /*
  * One object whatever the outcome once the area is loaded, so a script can
- * tell "verified" from "corrupted" without parsing stderr.
+ * tell "verified" from "corrupted" without parsing stderr; @items: what
+ * was reported.
  */
 static void print_json(const char *image, const struct ev_verify_result *r,
-		       int err)
+		       int err, struct json_object *items)
 {
-	fputs("{\"image\": ", stdout);
-	ev_json_string(image);
-	printf(", \"verified\": %s, \"corrupted_items\": %" PRIu64
-	       ", \"data_bytes\": %" PRIu64 "}\n", err ? "false" : "true",
-	       r->corrupted, r->data_bytes);
+	struct json_object *j = ev_json_object();
+
+	ev_json_add_str(j, "image", image);
+	ev_json_add_bool(j, "verified", !err);
+	ev_json_add_u64(j, "corrupted_items", r->corrupted);
+	ev_json_add_u64(j, "data_bytes", r->data_bytes);
+	ev_json_add(j, "corrupted", json_object_get(items));
+	ev_json_print(j);
 }
 
 int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
@@ -40,6 +112,7 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 	char root_buf[EV_ROOT_HEX_SIZE];
 	const char *root, *root_file = NULL;
 	struct ev_verify_result res = { 0 };
+	struct json_items ji = { 0 };
 	struct ev_area a;
 	u64 offset = 0;
 	int c, err;
@@ -76,9 +149,16 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 	if (!err)
 		err = ev_area_load(&a);
 	if (!err) {
+		if (json) {
+			ji.a = &a;
+			ji.list = ev_json_array();
+			res.item = add_item;
+			res.arg = &ji;
+		}
 		err = ev_verify(&a, argv[optind], &res);
 		if (json && (!err || err == EV_ECORRUPT))
-			print_json(argv[optind], &res, err);
+			print_json(argv[optind], &res, err, ji.list);
+		json_object_put(ji.list);
 	}
 	if (!err && !json)
 		printf("Verification of %s succeeded.\n", argv[optind]);

@@ -71,7 +71,31 @@ int ev_root_hash_file_read(const char *path, char *hex, size_t size);
 int ev_root_hash_file_write(const char *path, const char *hex);
 /* Size of the buffer ev_root_hash_file_read() needs. */
 #define EV_ROOT_HEX_SIZE (2 * EXTVERITY_MAX_DIGEST_SIZE + 2)
-/* Print @s as a JSON string (quoted, escaped) to stdout. */
-void ev_json_string(const char *s);
+/*
+ * JSON output, built with json-c.  A failed allocation prints "out of
+ * memory" and exits 3, as xmalloc() does.  Strings must be UTF-8 in JSON,
+ * and file names need not be: ev_json_new_string() replaces every byte
+ * that is not part of a valid UTF-8 sequence with U+FFFD, and
+ * ev_json_add_str() then also adds "<key>_hex", the exact bytes in hex
+ * (docs/cli.md).
+ */
+struct json_object;
+bool ev_utf8_valid(const char *s);
+struct json_object *ev_json_object(void);
+struct json_object *ev_json_array(void);
+struct json_object *ev_json_new_string(const char *s);
+/* Add @val (NULL: null) under @key, which must be plain ASCII. */
+void ev_json_add(struct json_object *obj, const char *key,
+		 struct json_object *val);
+void ev_json_append(struct json_object *arr, struct json_object *val);
+void ev_json_add_u64(struct json_object *obj, const char *key, u64 val);
+void ev_json_add_bool(struct json_object *obj, const char *key, bool val);
+/* @s, or null for NULL; with "<key>_hex" when @s is not UTF-8. */
+void ev_json_add_str(struct json_object *obj, const char *key,
+		     const char *s);
+/* Print @v to stdout as {"key": value, ...} on one line, no newline. */
+void ev_json_write(struct json_object *v);
+/* ev_json_write(), a newline, then free @v. */
+void ev_json_print(struct json_object *v);
 
 #endif /* EXTVERITY_PROGRAM_H */
