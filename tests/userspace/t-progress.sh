@@ -79,6 +79,29 @@ if [ "$rc" = 2 ] &&
 else
 	fail "verify --json on damage: rc $rc, '$out', $(head -c 300 "$W/bad.err")"
 fi
+# On a terminal a report starts a line of its own: the progress line drawn
+# there is erased first (CR, erase line), and drawn again below it.
+if command -v script >/dev/null; then
+	script -qec "$E verify $W/bad.ext4 $W/h $root" /dev/null >"$W/tty2.out"
+	if python3 - "$W/tty2.out" <<'PY'
+import re, sys
+out = open(sys.argv[1], 'rb').read()
+at = [m.start() for m in re.finditer(rb'extverity: corrupted: ', out)]
+assert len(at) == 2, out
+for i in at:
+    assert i == 0 or out[:i].endswith((b'\n', b'\r\033[K')), out[:i][-60:]
+# The line is drawn again after the reports, and ends complete.
+assert re.search(rb'corrupted: [^\n]*\n.*\rverifying: 100% [^\n]*\n$', out,
+                 re.S), out[-200:]
+PY
+	then
+		pass "verify on a terminal: a report does not follow the progress line"
+	else
+		fail "verify on a terminal: report glued to the progress line: $(od -c "$W/tty2.out" | head -n 8)"
+	fi
+else
+	skip "verify on a terminal: no script(1)"
+fi
 check_err "verify --json: wrong digest is not JSON" 1 "root digest does not match" \
 	"$E" verify --json "$img" "$W/h" "$(tr 0-9a-f 1-9a-f0 <<<"$root")"
 check_err "verify: repeated --progress" 1 "option --progress given more than once" \

@@ -24,6 +24,8 @@ static struct {
 	atomic_uint_fast64_t done;
 	/* Terminal: time of the next redraw; otherwise the next tenth. */
 	atomic_uint_fast64_t next;
+	/* Terminal: a line is drawn, the cursor at its end. */
+	atomic_bool drawn;
 } prog;
 
 static u64 now_ns(void)
@@ -47,6 +49,7 @@ static void print_line(u64 done, bool last)
 		prog.tty ? "\r" : "", prog.what, percent(done), done >> 20,
 		prog.total >> 20, prog.tty && !last ? "" : "\n");
 	fflush(stderr);
+	atomic_store(&prog.drawn, prog.tty && !last);
 }
 
 void ev_progress_setup(bool forced)
@@ -98,4 +101,15 @@ void ev_progress_end(void)
 	if (!prog.on)
 		return;
 	print_line(atomic_load(&prog.done), true);
+}
+
+void ev_progress_clear(void)
+{
+	if (!prog.on || !prog.tty || !atomic_exchange(&prog.drawn, false))
+		return;
+	/* Back to the start of the line and erase it (ECMA-48 EL). */
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	/* Draw it again at the next ev_progress_add(), below the message. */
+	atomic_store(&prog.next, 0);
 }

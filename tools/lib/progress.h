@@ -25,5 +25,11 @@ void ev_progress_begin(const char *what, u64 total);
 void ev_progress_add(u64 done);
 /* End the phase: its last line, complete. */
 void ev_progress_end(void);
+/*
+ * Before printing a message on stderr: on a terminal, erase the progress
+ * line being redrawn there, which the message would otherwise follow on
+ * the same line; the next ev_progress_add() draws it again.
+ */
+void ev_progress_clear(void);
 
 #endif /* EXTVERITY_PROGRESS_H */

@@ -48,6 +48,8 @@ static __printf(3, 4) void report(struct vctx *v,
 
 	if (v->reports++ >= EV_MAX_REPORTS)
 		return;
+	/* On a terminal, not at the end of the progress line drawn there. */
+	ev_progress_clear();
 	va_start(ap, fmt);
 	fputs("extverity: corrupted: ", stderr);
 	vfprintf(stderr, fmt, ap);
