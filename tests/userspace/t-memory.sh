@@ -44,6 +44,15 @@ if [ "$rc" -eq 0 ]; then
 	pass "format of an 8 GiB sparse file in $LIMIT_KB KiB of address space"
 else fail "format within the limit: exit $rc: $(head -c 300 "$W/err")"; fi
 root=$(root_of "$W/out")
+# Hole hash blocks, from how the file was built: its 2^21 blocks' tree has
+# 2^14 level-0 and 2^7 level-1 blocks, of which only those over its data
+# (blocks 4 GiB + 12345 to + 1 MiB + 5000) cover more than holes.
+want=$(python3 -c '
+first = (4 * 2**30 + 12345) // 4096
+last = (4 * 2**30 + 12345 + 2**20 + 5000 - 1) // 4096
+print(sum(2**21 // 128**l - ((last >> 7 * l) - (first >> 7 * l) + 1) for l in (1, 2)))')
+got=$(sed -n 's/^Hole hash blocks: *//p' "$W/out")
+check "summary: $want hash blocks over holes only" test "$got" = "$want"
 size=$(stat -c %s "$W/h" 2>/dev/null || echo 0)
 if [ "$size" -gt $((LIMIT_KB * 1024)) ]; then
 	pass "the hash area ($size bytes) is larger than the limit"

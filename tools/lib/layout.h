@@ -43,6 +43,7 @@ struct ev_format_opts {
  * @zero_blocks: data blocks in zero ranges
  * @residual_blocks: data blocks covered by the residual tree
  * @hash_blocks: blocks of the hash area
+ * @hole_hash_blocks: of which, blocks of tree levels over holes only
  */
 struct ev_area_out {
 	struct ev_area_data area;
@@ -54,6 +55,7 @@ struct ev_area_out {
 	u64 zero_blocks;
 	u64 residual_blocks;
 	u64 hash_blocks;
+	u64 hole_hash_blocks;
 };
 
 /**

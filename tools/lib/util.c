@@ -9,12 +9,15 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "util.h"
 
 void ev_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	/* On a line of its own, not glued to a progress line being drawn. */
+	ev_progress_clear();
 	va_start(ap, fmt);
 	fputs("extverity: ", stderr);
 	vfprintf(stderr, fmt, ap);

@@ -95,6 +95,7 @@ static void print_result(const struct ev_format_opts *o,
 		ev_json_add_u64(j, "hash_offset", offset);
 		ev_json_add_u64(j, "hash_blocks", r->hash_blocks);
 		ev_json_add_u64(j, "hash_bytes", r->hash_blocks * bs);
+		ev_json_add_u64(j, "hole_hash_blocks", r->hole_hash_blocks);
 		ev_json_add_str(j, "salt", salt);
 		ev_json_add_str(j, "uuid", uuid);
 		ev_json_add_u64(j, "files", r->files);
@@ -113,6 +114,7 @@ static void print_result(const struct ev_format_opts *o,
 	printf("Hash offset:        %" PRIu64 "\n", offset);
 	printf("Hash blocks:        %" PRIu64 "\n", r->hash_blocks);
 	printf("Hash bytes:         %" PRIu64 "\n", r->hash_blocks * bs);
+	printf("Hole hash blocks:   %" PRIu64 "\n", r->hole_hash_blocks);
 	printf("Salt:               %s\n", o->salt_size ? salt : "-");
 	printf("Files:              %" PRIu64 "\n", r->files);
 	printf("Trees:              %" PRIu64 "\n", r->trees);
