@@ -11,12 +11,28 @@
 #include <ext2fs/ext2fs.h>
 
 #include "ext4.h"
+#include "read.h"
 
 struct dirent_rec {
 	char *name;
 	ext2_ino_t ino;
 };
 
+/* A directory being walked: its entries, and where its path ends. */
+struct dir_frame {
+	struct dirent_rec *ents;
+	size_t nr_ents, next;
+	size_t path_len;
+};
+
+/*
+ * The walk is depth first with an explicit stack, and one path buffer
+ * shared by all levels: a level appends "/name" and the next entry cuts it
+ * back.  Memory is linear in the depth (its path plus the entries still to
+ * be walked at each level), not quadratic as with a copy of the full path
+ * per level, and a deep tree cannot overflow the C stack.  Each directory
+ * inode is walked once (@dir_seen), so a loop in a damaged image ends.
+ */
 struct walk {
 	ext2_filsys fs;
 	u64 data_blocks;
@@ -25,6 +41,10 @@ struct walk {
 	size_t paths_cap;
 	struct dirent_rec *ents;
 	size_t nr_ents, ents_cap;
+	struct dir_frame *stack;
+	size_t depth, stack_cap;
+	char *path;		/* "" for the root, else "/a/b" */
+	size_t path_len, path_cap;
 	u8 *dir_seen;
 	bool dir_encrypted;	/* the directory being read holds ciphertext */
 	int err;
@@ -69,33 +89,46 @@ static int collect_dirent(ext2_ino_t dir, int entry,
 }
 
 /* Until make_inodes(), a path's .inode holds its inode number. */
-static void add_path(struct walk *w, char *path, ext2_ino_t ino)
+static void add_path(struct walk *w, ext2_ino_t ino)
 {
 	struct ev_fs *o = w->out;
+	char *path = xmalloc(w->path_len + 1);
 
+	memcpy(path, w->path, w->path_len + 1);
 	xgrow((void **)&o->paths, &w->paths_cap, o->nr_paths + 1,
 	      sizeof(*o->paths));
 	o->paths[o->nr_paths].path = path;
 	o->paths[o->nr_paths++].inode = ino;
 }
 
-static char *join(const char *dir, const char *name)
+/* Make the path that of entry @name of the directory whose path is @len. */
+static void set_path(struct walk *w, size_t len, const char *name)
 {
-	size_t a = strlen(dir), b = strlen(name);
-	char *p = xmalloc(a + b + 2);
+	size_t n = strlen(name);
 
-	memcpy(p, dir, a);
-	p[a] = '/';
-	memcpy(p + a + 1, name, b + 1);
-	return p;
+	xgrow((void **)&w->path, &w->path_cap, len + n + 2, 1);
+	w->path[len] = '/';
+	memcpy(w->path + len + 1, name, n + 1);
+	w->path_len = len + 1 + n;
 }
 
-/* Walk one directory; subdirectories are walked after it is closed. */
-static int walk_dir(struct walk *w, ext2_ino_t dir, const char *path)
+static void free_ents(struct dirent_rec *ents, size_t from, size_t n)
+{
+	while (from < n)
+		free(ents[from++].name);
+	free(ents);
+}
+
+/*
+ * Read directory @dir, whose path is the current one, and push it on the
+ * stack; a directory already walked is skipped.  Its entries are read
+ * whole before any is walked, so that no directory iteration of libext2fs
+ * is ever nested in another.
+ */
+static int open_dir(struct walk *w, ext2_ino_t dir)
 {
 	struct ext2_inode dinode;
-	struct dirent_rec *ents;
-	size_t n, i;
+	struct dir_frame *f;
 	errcode_t e;
 
 	if (dir > w->fs->super->s_inodes_count ||
@@ -113,42 +146,84 @@ static int walk_dir(struct walk *w, ext2_ino_t dir, const char *path)
 		/* The blocks read before the damaged one gave names. */
 		while (w->nr_ents)
 			free(w->ents[--w->nr_ents].name);
-		ev_error("cannot read directory %s: %s", *path ? path : "/",
-			 error_message(e));
+		ev_error("cannot read directory %s: %s",
+			 w->path_len ? w->path : "/", error_message(e));
 		return EV_EIO;
 	}
-	n = w->nr_ents;
-	ents = w->ents;
-	w->ents = NULL;
-	w->ents_cap = 0;
+	if (!w->nr_ents)
+		return 0;
+	/*
+	 * An exact copy: @ents is the scratch buffer of every directory,
+	 * sized for the largest, while a chain of small directories must
+	 * keep little per level.
+	 */
+	xgrow((void **)&w->stack, &w->stack_cap, w->depth + 1,
+	      sizeof(*w->stack));
+	f = &w->stack[w->depth++];
+	*f = (struct dir_frame){ .nr_ents = w->nr_ents,
+				 .path_len = w->path_len };
+	f->ents = xcalloc(w->nr_ents, sizeof(*f->ents));
+	memcpy(f->ents, w->ents, w->nr_ents * sizeof(*f->ents));
 	w->nr_ents = 0;
-	for (i = 0; i < n; i++) {
-		struct ext2_inode inode;
-		char *child = join(path, ents[i].name);
-		int err = 0;
+	return 0;
+}
 
-		free(ents[i].name);
-		e = ext2fs_read_inode(w->fs, ents[i].ino, &inode);
+/*
+ * Record the paths of the regular files under the root.  A path the FILES
+ * section cannot hold is refused as soon as it is seen, in the words of
+ * layout.c's check_paths() (which the other readers rely on), so that no
+ * copy of more than EV_FILE_PATH_MAX bytes is ever kept: many hard links
+ * deep down would otherwise each cost their whole path.
+ */
+static int walk_tree(struct walk *w)
+{
+	int err;
+
+	xgrow((void **)&w->path, &w->path_cap, 1, 1);
+	w->path[0] = '\0';
+	w->path_len = 0;
+	err = open_dir(w, EXT2_ROOT_INO);
+	while (!err && w->depth) {
+		struct dir_frame *f = &w->stack[w->depth - 1];
+		struct dirent_rec *r;
+		struct ext2_inode inode;
+		errcode_t e;
+
+		if (f->next == f->nr_ents) {
+			free(f->ents);
+			w->depth--;
+			continue;
+		}
+		r = &f->ents[f->next++];
+		set_path(w, f->path_len, r->name);
+		free(r->name);
+		e = ext2fs_read_inode(w->fs, r->ino, &inode);
 		if (e) {
-			ev_error("cannot read inode %u (%s): %s", ents[i].ino,
-				 child, error_message(e));
+			ev_error("cannot read inode %u (%s): %s", r->ino,
+				 w->path, error_message(e));
 			err = EV_EIO;
 		} else if (LINUX_S_ISREG(inode.i_mode)) {
-			add_path(w, child, ents[i].ino);
-			child = NULL;
+			if (w->path_len > EV_FILE_PATH_MAX) {
+				ev_error("path of inode %u is %zu bytes long, "
+					 "more than the %u the hash area can "
+					 "record: %.64s...", r->ino,
+					 w->path_len, EV_FILE_PATH_MAX,
+					 w->path);
+				err = EV_EUSAGE;
+			} else {
+				add_path(w, r->ino);
+			}
 		} else if (LINUX_S_ISDIR(inode.i_mode)) {
-			err = walk_dir(w, ents[i].ino, child);
-		}
-		free(child);
-		if (err) {
-			while (++i < n)
-				free(ents[i].name);
-			free(ents);
-			return err;
+			/* May grow the stack: @f is not used after this. */
+			err = open_dir(w, r->ino);
 		}
 	}
-	free(ents);
-	return 0;
+	while (w->depth) {
+		struct dir_frame *f = &w->stack[--w->depth];
+
+		free_ents(f->ents, f->next, f->nr_ents);
+	}
+	return err;
 }
 
 struct map_ctx {
@@ -696,7 +771,7 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 	}
 	out->used = xcalloc(ev_div_round_up(data_blocks, 8), 1);
 	w.dir_seen = xcalloc(fs->super->s_inodes_count / 8 + 1, 1);
-	err = walk_dir(&w, EXT2_ROOT_INO, "");
+	err = walk_tree(&w);
 	if (!err) {
 		qsort(out->paths, out->nr_paths, sizeof(*out->paths),
 		      cmp_path);
@@ -711,6 +786,8 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 out:
 	free(w.dir_seen);
 	free(w.ents);
+	free(w.stack);
+	free(w.path);
 	ext2fs_close_free(&fs);
 	return err;
 }
