@@ -93,6 +93,7 @@ static void check_loaded(const struct ev_area *a)
 	const struct extverity_params *p = &a->p;
 	u64 nr_trees = p->sect[EXTVERITY_SECT_TREES].nr_entries;
 	u64 nr_ext = p->sect[EXTVERITY_SECT_EXTENTS].nr_entries, i, next = 0;
+	struct ev_path_buf *seq = ev_path_new(), *alone = ev_path_new();
 
 	for (i = 0; i < nr_ext; i++) {
 		const struct extverity_extent *e = &a->extents[i];
@@ -117,15 +118,29 @@ static void check_loaded(const struct ev_area *a)
 			   !memcmp(&g, &a->geo[i], sizeof(g)),
 			   "tree %llu: stored geometry", (unsigned long long)i);
 	}
+	/*
+	 * Each path rebuilt in order (from the one before) equals the same
+	 * path rebuilt alone (walking back to where its prefix comes from).
+	 */
 	for (i = 0; i < a->nr_files; i++) {
-		FUZZ_CHECK(a->files[i].tree < nr_trees && a->files[i].path,
-			   "file %llu names tree %u", (unsigned long long)i,
-			   a->files[i].tree);
-		FUZZ_CHECK(ev_area_path_of(a, a->files[i].ino) &&
-			   ev_area_file_of_tree(a, a->files[i].tree),
+		const struct ev_file_entry *f = &a->files[i];
+		size_t len = (size_t)f->prefix_len + f->suffix_len;
+
+		/* Bytes, not strings: a crafted name may hold a NUL. */
+		ev_area_file_path(a, i, seq);
+		alone->file = SIZE_MAX;
+		ev_area_file_path(a, i, alone);
+		FUZZ_CHECK(f->tree < nr_trees &&
+			   !memcmp(seq->s, alone->s, len + 1),
+			   "file %llu: path rebuilt two ways differs",
+			   (unsigned long long)i);
+		FUZZ_CHECK(ev_area_path_of(a, f->ino, alone) &&
+			   ev_area_file_of_tree(a, f->tree),
 			   "file %llu cannot be found back",
 			   (unsigned long long)i);
 	}
+	free(seq);
+	free(alone);
 }
 
 /* The table line made from @a parses back to @a's values. */

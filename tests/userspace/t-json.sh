@@ -61,7 +61,8 @@ fixed=(--uuid=01234567-89ab-cdef-0123-456789abcdef)
 # The keys in their order and their types, as before json-c.
 params_py='
 keys = ["root_digest", "hash_algorithm", "data_block_size", "data_blocks",
-        "hash_offset", "hash_blocks", "hash_bytes", "salt", "uuid", "files",
+        "hash_offset", "hash_blocks", "hash_bytes", "hole_hash_blocks",
+        "salt", "uuid", "files",
         "trees", "shared_trees", "extents", "zero_blocks", "residual_blocks"]
 assert list(j) == keys, list(j)
 for k in keys:

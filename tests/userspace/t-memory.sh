@@ -53,6 +53,8 @@ last = (4 * 2**30 + 12345 + 2**20 + 5000 - 1) // 4096
 print(sum(2**21 // 128**l - ((last >> 7 * l) - (first >> 7 * l) + 1) for l in (1, 2)))')
 got=$(sed -n 's/^Hole hash blocks: *//p' "$W/out")
 check "summary: $want hash blocks over holes only" test "$got" = "$want"
+"$EV" dump "$W/h" >"$W/dump" 2>&1
+check "dump counts them alike" test "$(sed -n 's/^Hole hash blocks: *//p' "$W/dump")" = "$want"
 size=$(stat -c %s "$W/h" 2>/dev/null || echo 0)
 if [ "$size" -gt $((LIMIT_KB * 1024)) ]; then
 	pass "the hash area ($size bytes) is larger than the limit"

@@ -597,39 +597,27 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	return 0;
 }
 
-/*
- * Hash blocks of @t's lower levels that cover holes only.  A sparse file's
- * tree is as large as its apparent size, as fs-verity's; those blocks all
- * hold the digests of zero blocks (docs/format.md "Holes").  A block of
- * level L covers 2^((L + 1) * log_digests_per_block) data blocks: it covers
- * holes only when no run of the file's data reaches into it.
- */
-static u64 hole_only_blocks(const struct extverity_params *p,
-			    const struct ev_tree *t)
+/* Hash blocks over holes only, from the extent map, as dump counts them. */
+static u64 hole_hash_blocks(struct ctx *c)
 {
-	u64 n = t->g.data_blocks, holes = 0, touched, last, a, b;
-	u32 level, shift;
-	size_t i;
+	struct extverity_geometry *geo = xcalloc(c->nr_trees + 1,
+						 sizeof(*geo));
+	struct ev_leaf_range *r = xcalloc(c->map.n + 1, sizeof(*r));
+	size_t i, n = 0;
+	u64 holes;
 
-	if (t->inline_data)
-		return 0;
-	for (level = 0; level + 1 < t->g.num_levels; level++) {
-		shift = (level + 1) * p->log_digests_per_block;
-		touched = 0;
-		last = 0;
-		for (i = 0; i < t->nr_runs; i++) {
-			a = t->runs[i].logical >> shift;
-			b = (t->runs[i].logical + t->runs[i].count - 1) >>
-			    shift;
-			if (touched && a <= last)
-				a = last + 1;
-			if (a <= b) {
-				touched += b - a + 1;
-				last = b;
-			}
-		}
-		holes += ((n + (1ULL << shift) - 1) >> shift) - touched;
-	}
+	for (i = 0; i < c->nr_trees; i++)
+		geo[i] = c->trees[i]->g;
+	for (i = 0; i < c->map.n; i++)
+		if (c->map.v[i].tree != EXTVERITY_TREE_ZERO)
+			r[n++] = (struct ev_leaf_range){
+				.tree = c->map.v[i].tree,
+				.leaf = c->map.v[i].leaf,
+				.count = c->map.v[i].count,
+			};
+	holes = ev_hole_hash_blocks(&c->p, geo, c->nr_trees, r, n);
+	free(r);
+	free(geo);
 	return holes;
 }
 
@@ -643,8 +631,7 @@ static void count_shared(struct ctx *c, struct ev_area_out *out)
 	for (i = 1; i < c->nr_trees; i++)
 		if (users[i] > 1)
 			out->shared_trees++;
-	for (i = 0; i < c->nr_trees; i++)
-		out->hole_hash_blocks += hole_only_blocks(&c->p, c->trees[i]);
+	out->hole_hash_blocks = hole_hash_blocks(c);
 	free(users);
 }
 

@@ -56,12 +56,8 @@ int ev_area_open(struct ev_area *a, const char *path, u64 offset)
 
 void ev_area_close(struct ev_area *a)
 {
-	size_t i;
-
 	if (a->fd > 0)
 		close(a->fd);
-	for (i = 0; i < a->nr_files; i++)
-		free(a->files[i].path);
 	free(a->files);
 	free(a->tree_file);
 	free(a->by_ino);
@@ -176,7 +172,6 @@ static int decode_files(struct ev_area *a)
 		     a->p.log_blocksize;
 	u64 n = a->p.sect[EXTVERITY_SECT_FILES].nr_entries, i;
 	size_t pos = 0, prev_len = 0;
-	const char *prev = "";
 
 	if (n > len / sizeof(struct extverity_file))
 		goto bad;
@@ -184,7 +179,6 @@ static int decode_files(struct ev_area *a)
 	for (i = 0; i < n; i++) {
 		struct extverity_file f;
 		size_t pre, suf;
-		char *path;
 
 		if (len - pos < sizeof(f))
 			goto bad;
@@ -198,16 +192,13 @@ static int decode_files(struct ev_area *a)
 		    le32_to_cpu(f.tree) >=
 		    a->p.sect[EXTVERITY_SECT_TREES].nr_entries)
 			goto bad;
-		path = xmalloc(pre + suf + 1);
-		memcpy(path, prev, pre);
-		memcpy(path + pre, s + pos, suf);
-		path[pre + suf] = '\0';
-		pos += suf;
-		a->files[i].path = path;
 		a->files[i].ino = le64_to_cpu(f.inode);
 		a->files[i].tree = le32_to_cpu(f.tree);
+		a->files[i].prefix_len = pre;
+		a->files[i].suffix_len = suf;
+		a->files[i].suffix = pos;
 		a->nr_files++;
-		prev = path;
+		pos += suf;
 		prev_len = pre + suf;
 	}
 	return 0;
@@ -312,7 +303,52 @@ int ev_area_load(struct ev_area *a)
 	return r;
 }
 
-const char *ev_area_path_of(const struct ev_area *a, u64 ino)
+struct ev_path_buf *ev_path_new(void)
+{
+	struct ev_path_buf *b = xmalloc(sizeof(*b));
+
+	b->file = SIZE_MAX;
+	return b;
+}
+
+const char *ev_area_file_path(const struct ev_area *a, size_t i,
+			      struct ev_path_buf *b)
+{
+	const struct ev_file_entry *e = &a->files[i], *f;
+	size_t need, end, j;
+
+	if (b->file == i)
+		return b->s;
+	if (b->file == SIZE_MAX || b->file + 1 != i) {
+		/*
+		 * The first @need bytes of this path are those of the path
+		 * before: the part of them past that entry's own prefix is
+		 * its suffix, the rest is the path before it, and so on back.
+		 * decode_files() checked that no prefix is longer than the
+		 * path before it, so each step has the bytes asked of it.
+		 */
+		need = e->prefix_len;
+		for (j = i; need; ) {
+			f = &a->files[--j];
+			end = need < (size_t)f->prefix_len + f->suffix_len ?
+			      need : (size_t)f->prefix_len + f->suffix_len;
+			if (end > f->prefix_len)
+				memcpy(b->s + f->prefix_len,
+				       a->files_raw + f->suffix,
+				       end - f->prefix_len);
+			if (need > f->prefix_len)
+				need = f->prefix_len;
+		}
+	}
+	/* b->s starts with the @prefix_len bytes shared with entry i - 1. */
+	memcpy(b->s + e->prefix_len, a->files_raw + e->suffix, e->suffix_len);
+	b->s[e->prefix_len + e->suffix_len] = '\0';
+	b->file = i;
+	return b->s;
+}
+
+const char *ev_area_path_of(const struct ev_area *a, u64 ino,
+			    struct ev_path_buf *buf)
 {
 	size_t n = a->by_ino ? a->nr_files : 0, lo = 0, hi = n;
 
@@ -327,7 +363,7 @@ const char *ev_area_path_of(const struct ev_area *a, u64 ino)
 	}
 	if (lo == n || a->by_ino[lo].ino != ino)
 		return NULL;
-	return a->files[a->by_ino[lo].file].path;
+	return ev_area_file_path(a, a->by_ino[lo].file, buf);
 }
 
 const struct ev_file_entry *ev_area_file_of_tree(const struct ev_area *a,

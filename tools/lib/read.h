@@ -21,11 +21,29 @@ _Static_assert(EV_FILE_PATH_MAX <=
 	       (1ULL << (8 * sizeof(((struct extverity_file *)0)->suffix_len))) - 1,
 	       "a path of EV_FILE_PATH_MAX bytes must fit one suffix_len");
 
-/* One decoded FILES entry. */
+/*
+ * One FILES entry.  Its path is not kept: an entry of 16 bytes can repeat
+ * up to EV_FILE_PATH_MAX bytes of the path before it, so decoding every
+ * path could take thousands of times the section's size.  It is rebuilt
+ * on demand by ev_area_file_path(), from @prefix_len bytes of the path
+ * before and its own @suffix_len bytes at @suffix in the FILES section.
+ */
 struct ev_file_entry {
-	char *path;
 	u64 ino;
 	u32 tree;
+	u16 prefix_len;
+	u16 suffix_len;
+	size_t suffix;
+};
+
+/*
+ * A path rebuilt by ev_area_file_path(), and which entry it is: entries
+ * taken in order cost the length of their own bytes; any other, a walk
+ * back to the entries its prefix comes from.
+ */
+struct ev_path_buf {
+	size_t file;		/* SIZE_MAX: none */
+	char s[EV_FILE_PATH_MAX + 1];
 };
 
 /* One entry of the inode index of struct ev_area. */
@@ -46,7 +64,7 @@ struct ev_ino_file {
  * @trees: TREES section
  * @geo: geometry of each tree
  * @files_raw: FILES section
- * @files: decoded FILES entries, in path order
+ * @files: FILES entries, in path order
  * @nr_files: their number
  * @tree_file: for each tree, the index in @files of its first entry, or
  *	SIZE_MAX when no entry uses it
@@ -114,8 +132,16 @@ ev_area_tree(const struct ev_area *a, u64 i)
 	return (const void *)(a->trees + i * a->p.tree_entry_size);
 }
 
-/* The first path of inode @ino, or NULL. */
-const char *ev_area_path_of(const struct ev_area *a, u64 ino);
+/* A new buffer for ev_area_file_path() (64 KiB: allocated, not on a stack). */
+struct ev_path_buf *ev_path_new(void);
+
+/* The path of FILES entry @i, rebuilt in @buf (which it returns). */
+const char *ev_area_file_path(const struct ev_area *a, size_t i,
+			      struct ev_path_buf *buf);
+
+/* The first path of inode @ino, in @buf, or NULL. */
+const char *ev_area_path_of(const struct ev_area *a, u64 ino,
+			    struct ev_path_buf *buf);
 /* The first FILES entry that uses tree @tree, or NULL. */
 const struct ev_file_entry *ev_area_file_of_tree(const struct ev_area *a,
 						 u32 tree);

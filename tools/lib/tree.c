@@ -270,3 +270,59 @@ void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
 	memcpy(buf, t->top, t->g.top_len);
 	ev_hash_block(h, buf, t->root);
 }
+
+static int cmp_leaf_range(const void *x, const void *y)
+{
+	const struct ev_leaf_range *a = x, *b = y;
+
+	if (a->tree != b->tree)
+		return a->tree < b->tree ? -1 : 1;
+	return a->leaf < b->leaf ? -1 : a->leaf > b->leaf;
+}
+
+/* Blocks of level @level that ranges @r[0..@n) of one tree reach into. */
+static u64 touched_blocks(const struct ev_leaf_range *r, size_t n, u32 shift)
+{
+	u64 touched = 0, last = 0, a, b;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		a = r[i].leaf >> shift;
+		b = (r[i].leaf + r[i].count - 1) >> shift;
+		/* Sorted by leaf: only the block before can be seen again. */
+		if (touched && a <= last)
+			a = last + 1;
+		if (a <= b) {
+			touched += b - a + 1;
+			last = b;
+		}
+	}
+	return touched;
+}
+
+u64 ev_hole_hash_blocks(const struct extverity_params *p,
+			const struct extverity_geometry *geo, u64 nr_trees,
+			struct ev_leaf_range *r, size_t n)
+{
+	u64 holes = 0, t;
+	size_t i = 0, k;
+	u32 level, shift;
+
+	if (n)	/* qsort(NULL, 0) is undefined */
+		qsort(r, n, sizeof(*r), cmp_leaf_range);
+	for (t = 0; t < nr_trees; t++) {
+		const struct extverity_geometry *g = &geo[t];
+
+		while (i < n && r[i].tree < t)
+			i++;
+		for (k = i; k < n && r[k].tree == t; k++)
+			;
+		for (level = 0; level + 1 < g->num_levels; level++) {
+			shift = (level + 1) * p->log_digests_per_block;
+			holes += ((g->data_blocks + (1ULL << shift) - 1) >>
+				  shift) - touched_blocks(r + i, k - i, shift);
+		}
+		i = k;
+	}
+	return holes;
+}

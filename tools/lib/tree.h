@@ -106,6 +106,31 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
 		    size_t buf_blocks, u8 *dig);
 
+/* Leaves [@leaf, @leaf + @count) of tree @tree, which extents point to. */
+struct ev_leaf_range {
+	u32 tree;
+	u64 leaf;
+	u64 count;
+};
+
+/**
+ * ev_hole_hash_blocks() - lower-level hash blocks over holes only
+ * @p: format parameters
+ * @geo: the geometry of each tree
+ * @nr_trees: their number
+ * @r: the leaf ranges the extent map points to (sorted here)
+ * @n: their number
+ *
+ * A block of level L covers 2^((L + 1) * log_digests_per_block) leaves; it
+ * covers holes only when no range reaches into it.  Used by format and
+ * dump alike, from the extent map, so both report the same number.
+ *
+ * Return: how many such blocks all trees' lower levels hold.
+ */
+u64 ev_hole_hash_blocks(const struct extverity_params *p,
+			const struct extverity_geometry *geo, u64 nr_trees,
+			struct ev_leaf_range *r, size_t n);
+
 /* Bytes of the lower levels, which live in the scratch file. */
 static inline u64 ev_tree_lower_bytes(const struct ev_tree *t, u32 block_size)
 {

@@ -24,6 +24,7 @@ struct vctx {
 	int data_fd;
 	u64 reports;
 	struct ev_verify_result *res;	/* its callback, for each report */
+	struct ev_path_buf *path;	/* the path of the item being reported */
 	u8 *top;		/* current tree: its top block, zero-padded */
 	u64 levels;		/* ... and its lower levels' byte offset */
 	u8 *buf;		/* one chunk of data or hash blocks */
@@ -71,20 +72,26 @@ static const struct ev_file_entry *tree_name(struct vctx *v, u32 tree,
 	}
 	f = ev_area_file_of_tree(v->a, tree);
 	if (f)
-		snprintf(out, len, "%s (inode %" PRIu64 ")", f->path, f->ino);
+		snprintf(out, len, "%s (inode %" PRIu64 ")",
+			 ev_area_file_path(v->a, f - v->a->files, v->path),
+			 f->ino);
 	else
 		snprintf(out, len, "tree %u", tree);
 	return f;
 }
 
-/* Data block @blk of file @path (NULL: unknown) at byte @off is damaged. */
-static void report_file(struct vctx *v, const char *path, u64 ino, u64 off,
-			u64 blk)
+/* Data block @blk of inode @ino at byte @off is damaged. */
+static void report_file(struct vctx *v, u64 ino, u64 off, u64 blk)
 {
 	struct ev_verify_item it = {
-		.kind = EV_ITEM_FILE, .path = path, .inode = ino,
-		.offset = off, .block = blk,
+		.kind = EV_ITEM_FILE, .inode = ino, .offset = off, .block = blk,
 	};
+	const char *path = NULL;
+
+	/* Its path only when it is printed: a lookup is not free. */
+	if (v->reports < EV_MAX_REPORTS)
+		path = ev_area_path_of(v->a, ino, v->path);
+	it.path = path;
 
 	report(v, &it, "file %s (inode %" PRIu64 ") at offset %" PRIu64
 	       " (data block %" PRIu64 ")", path ? path : "?", ino, off, blk);
@@ -108,7 +115,7 @@ static void report_tree(struct vctx *v, u32 tree, int level)
 
 	f = tree_name(v, tree, name, sizeof(name));
 	if (f) {
-		it.path = f->path;
+		it.path = v->path->s;	/* tree_name() rebuilt it there */
 		it.inode = f->ino;
 	}
 	report(v, &it, "hash tree of %s level %d", name, level);
@@ -155,7 +162,8 @@ static void print_bad_tops(struct vctx *v)
 				snprintf(one, sizeof(one), "%smetadata", sep);
 			else if (f)
 				snprintf(one, sizeof(one), "%s%s", sep,
-					 f->path);
+					 ev_area_file_path(v->a, f - v->a->files,
+							   v->path));
 			else
 				snprintf(one, sizeof(one), "%stree %u", sep,
 					 v->bad_top_trees[i][k]);
@@ -298,7 +306,6 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 		ev_progress_add(n * bs);
 		for (k = 0; k < n; k++) {
 			u64 blk = start + done + k, lf = leaf + done + k;
-			const char *path;
 
 			ev_hash_block(&v->h, v->buf + k * bs, digest);
 			if (!memcmp(digest, leaves + k * p->digest_size,
@@ -308,8 +315,7 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 				report_metadata(v, blk);
 				continue;
 			}
-			path = ev_area_path_of(v->a, ino);
-			report_file(v, path, ino, lf * bs, blk);
+			report_file(v, ino, lf * bs, blk);
 		}
 	}
 	return 0;
@@ -358,6 +364,7 @@ int ev_verify(struct ev_area *a, const char *image,
 		return err;
 	}
 	v.buf = xmalloc((size_t)CHUNK * p->block_size);
+	v.path = ev_path_new();
 	v.dig = xmalloc((size_t)CHUNK * p->digest_size);
 	v.top = xmalloc(p->block_size);
 	/* Group the extents by tree so each tree is loaded once. */
@@ -397,6 +404,7 @@ int ev_verify(struct ev_area *a, const char *image,
 	}
 	free(order);
 	free(v.buf);
+	free(v.path);
 	free(v.top);
 	free(v.dig);
 	free(v.bad_tops);

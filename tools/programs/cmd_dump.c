@@ -11,6 +11,7 @@
 #include "extverity.h"
 #include "fsverity_digest.h"
 #include "read.h"
+#include "tree.h"
 
 enum { OPT_FILES = 256, OPT_JSON, OPT_OFFSET, OPT_ROOT, OPT_ROOT_FILE };
 
@@ -27,6 +28,7 @@ struct counts {
 	u64 shared_trees;
 	u64 zero_blocks;
 	u64 residual_blocks;
+	u64 hole_hash_blocks;
 };
 
 static int cmp_u64_pair(const void *x, const void *y)
@@ -43,16 +45,28 @@ static void count(const struct ev_area *a, struct counts *c)
 	u64 n = a->p.sect[EXTVERITY_SECT_EXTENTS].nr_entries, i;
 	u64 *pairs = xcalloc(a->nr_files + 1, 2 * sizeof(u64));
 
+	struct ev_leaf_range *r = xcalloc(n + 1, sizeof(*r));
+	size_t nr = 0;
+
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < n; i++) {
 		u32 t = le32_to_cpu(a->extents[i].tree);
 		u32 cnt = le32_to_cpu(a->extents[i].count);
 
-		if (t == EXTVERITY_TREE_ZERO)
+		if (t == EXTVERITY_TREE_ZERO) {
 			c->zero_blocks += cnt;
-		else if (t == EXTVERITY_TREE_RESIDUAL)
+			continue;
+		}
+		if (t == EXTVERITY_TREE_RESIDUAL)
 			c->residual_blocks += cnt;
+		r[nr++] = (struct ev_leaf_range){
+			.tree = t, .leaf = le64_to_cpu(a->extents[i].leaf),
+			.count = cnt,
+		};
 	}
+	c->hole_hash_blocks = ev_hole_hash_blocks(&a->p, a->geo,
+			a->p.sect[EXTVERITY_SECT_TREES].nr_entries, r, nr);
+	free(r);
 	/* A shared tree is one whose FILES entries name several inodes. */
 	for (i = 0; i < a->nr_files; i++) {
 		pairs[2 * i] = a->files[i].tree;
@@ -81,7 +95,9 @@ static void print_files(const struct ev_area *a, bool json)
 	const char *alg = extverity_hash_name(p->hash_algorithm);
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	char hex[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
+	struct ev_path_buf *pb = ev_path_new();
 	struct json_object *j;
+	const char *path;
 	size_t i;
 
 	if (json)
@@ -95,12 +111,14 @@ static void print_files(const struct ev_area *a, bool json)
 				   le64_to_cpu(t->data_size), t->root_hash,
 				   digest);
 		ev_bin2hex(digest, p->digest_size, hex);
+		/* In order: each path is the one before and its own bytes. */
+		path = ev_area_file_path(a, i, pb);
 		if (!json) {
-			printf("%s:%s %s\n", alg, hex, a->files[i].path);
+			printf("%s:%s %s\n", alg, hex, path);
 			continue;
 		}
 		j = ev_json_object();
-		ev_json_add_str(j, "path", a->files[i].path);
+		ev_json_add_str(j, "path", path);
 		ev_json_add_u64(j, "inode", a->files[i].ino);
 		ev_json_add_u64(j, "size", le64_to_cpu(t->data_size));
 		ev_json_add_str(j, "algorithm", alg);
@@ -111,6 +129,7 @@ static void print_files(const struct ev_area *a, bool json)
 	}
 	if (json)
 		fputs("\n]\n", stdout);
+	free(pb);
 }
 
 static void print_params(const struct ev_area *a, bool json)
@@ -139,6 +158,7 @@ static void print_params(const struct ev_area *a, bool json)
 		ev_json_add_u64(j, "hash_blocks", p->hash_blocks);
 		ev_json_add_u64(j, "hash_bytes",
 				p->hash_blocks << p->log_blocksize);
+		ev_json_add_u64(j, "hole_hash_blocks", c.hole_hash_blocks);
 		ev_json_add_str(j, "salt", salt);
 		ev_json_add_str(j, "uuid", uuid);
 		ev_json_add_u64(j, "files", a->nr_files);
@@ -160,6 +180,7 @@ static void print_params(const struct ev_area *a, bool json)
 	printf("Hash blocks:        %" PRIu64 "\n", p->hash_blocks);
 	printf("Hash bytes:         %" PRIu64 "\n",
 	       p->hash_blocks << p->log_blocksize);
+	printf("Hole hash blocks:   %" PRIu64 "\n", c.hole_hash_blocks);
 	printf("Salt:               %s\n", p->salt_size ? salt : "-");
 	printf("Files:              %zu\n", a->nr_files);
 	printf("Trees:              %" PRIu64 "\n", trees);

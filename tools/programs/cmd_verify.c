@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <json-c/json.h>
 
 #include "extverity.h"
@@ -25,6 +26,7 @@ static const struct option longopts[] = {
 struct json_items {
 	const struct ev_area *a;
 	struct json_object *list;
+	struct ev_path_buf *path;
 };
 
 static const char *const item_kinds[] = {
@@ -35,16 +37,17 @@ static const char *const item_kinds[] = {
 };
 
 /* Tree @tree into @j, with its file's path and inode if it is a file's. */
-static void add_tree(const struct ev_area *a, struct json_object *j,
+static void add_tree(const struct json_items *ji, struct json_object *j,
 		     u32 tree)
 {
 	const struct ev_file_entry *f = NULL;
 
 	ev_json_add_u64(j, "tree", tree);
 	if (tree != EXTVERITY_TREE_RESIDUAL)
-		f = ev_area_file_of_tree(a, tree);
+		f = ev_area_file_of_tree(ji->a, tree);
 	if (f) {
-		ev_json_add_str(j, "path", f->path);
+		ev_json_add_str(j, "path", ev_area_file_path(ji->a,
+				f - ji->a->files, ji->path));
 		ev_json_add_u64(j, "inode", f->ino);
 	}
 }
@@ -71,7 +74,7 @@ static void add_item(const struct ev_verify_item *it, void *arg)
 		ev_json_add_u64(j, "block", it->block);
 		break;
 	case EV_ITEM_HASH_TREE:
-		add_tree(ji->a, j, it->tree);
+		add_tree(ji, j, it->tree);
 		ev_json_add_u64(j, "level", it->level);
 		break;
 	case EV_ITEM_PACKED_TOP:
@@ -79,7 +82,7 @@ static void add_item(const struct ev_verify_item *it, void *arg)
 		trees = ev_json_array();
 		for (i = 0; i < it->nr_trees; i++) {
 			t = ev_json_object();
-			add_tree(ji->a, t, it->trees[i]);
+			add_tree(ji, t, it->trees[i]);
 			ev_json_append(trees, t);
 		}
 		ev_json_add(j, "trees", trees);
@@ -152,6 +155,7 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 		if (json) {
 			ji.a = &a;
 			ji.list = ev_json_array();
+			ji.path = ev_path_new();
 			res.item = add_item;
 			res.arg = &ji;
 		}
@@ -159,6 +163,7 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 		if (json && (!err || err == EV_ECORRUPT))
 			print_json(argv[optind], &res, err, ji.list);
 		json_object_put(ji.list);
+		free(ji.path);
 	}
 	if (!err && !json)
 		printf("Verification of %s succeeded.\n", argv[optind]);
