@@ -6,7 +6,8 @@
 # passes, file trees own image blocks (FIEMAP really used, except squashfs,
 # which has no FIEMAP; a compressed file is left to the residual tree),
 # a flipped byte in an owned block is reported under
-# its file, and nothing stays mounted or attached.  Filesystems whose
+# its file, and nothing stays mounted or attached, also through the
+# LOOP_SET_FD fallback of kernels before 5.8.  Filesystems whose
 # sectors or blocks are smaller than a data block are refused.
 . "$TOPDIR/tests/userspace/common.sh"
 W=$WORKDIR
@@ -153,6 +154,33 @@ if [ -f "$W/erofs.json" ]; then
 	check_exit "erofs: appended hash area verifies" 0 "$EXTVERITY" verify \
 		--hash-offset="$size" "$W/app.img" "$W/app.img" "$(root_of "$W/f")"
 	check "erofs: appended: nothing left attached" released "$W/app.img"
+fi
+
+# A kernel without LOOP_CONFIGURE (before 5.8, faked by an LD_PRELOAD
+# shim): the same device through LOOP_SET_FD + LOOP_SET_STATUS64,
+# read-only (1), autoclear (4) and limited to the data image.
+if [ -f "$W/erofs.json" ] && have cc &&
+	cc -shared -fPIC -o "$W/noconf.so" \
+		"$TOPDIR/tests/userspace/no-loop-configure.c" -ldl; then
+	cp "$W/erofs.img" "$W/old.img"
+	size=$(stat -c %s "$W/old.img")
+	if LD_PRELOAD=$W/noconf.so \
+		ASAN_OPTIONS=$ASAN_OPTIONS:verify_asan_link_order=0 \
+		"$EXTVERITY" format --fs=fiemap --salt=$salt --uuid=$uuid \
+		--hash-offset="$size" "$W/old.img" "$W/old.img" \
+		>"$W/f" 2>"$W/err"; then
+		pass "no LOOP_CONFIGURE: format --fs=fiemap falls back"
+	else
+		fail "no LOOP_CONFIGURE: format failed: $(cat "$W/err")"
+	fi
+	check "no LOOP_CONFIGURE: read-only, autoclear, $size bytes" \
+		grep -qx "shim: flags 5 sizelimit $size" "$W/err"
+	check_exit "no LOOP_CONFIGURE: verify" 0 "$EXTVERITY" verify \
+		--hash-offset="$size" "$W/old.img" "$W/old.img" "$(root_of "$W/f")"
+	check "no LOOP_CONFIGURE: same digests" cmp -s \
+		<("$EXTVERITY" dump --files "$W/erofs.hash") \
+		<("$EXTVERITY" dump --files --hash-offset="$size" "$W/old.img")
+	check "no LOOP_CONFIGURE: nothing left attached" released "$W/old.img"
 fi
 
 # I/O units smaller than a data block: the filesystem would refuse the

@@ -24,7 +24,6 @@
 #include <linux/btrfs_tree.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
-#include <linux/loop.h>
 #include <linux/magic.h>
 #include <sched.h>
 #include <stdio.h>
@@ -36,6 +35,7 @@
 #include <unistd.h>
 
 #include "fiemap.h"
+#include "loop.h"
 
 /* Extents whose bytes on disk are not simply the file's bytes. */
 #define EV_NOT_PLAIN	(FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | \
@@ -167,45 +167,16 @@ static int private_ns(const struct reader *r)
 }
 
 /* Attach the data image read-only, limited to the data blocks. */
-static int attach_loop(const struct reader *r, int *loop_fd, char *dev,
-		       size_t len)
+static int attach_loop(const struct reader *r, struct ev_loop *lo)
 {
-	struct loop_config cfg;
-	int ctl, fd = -1, n, tries, err;
+	int err = ev_loop_attach_fd(r->img_fd, NULL, r->data_blocks * r->bs,
+				    lo);
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.fd = r->img_fd;
-	cfg.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
-	cfg.info.lo_sizelimit = r->data_blocks * r->bs;
-	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-	if (ctl < 0)
-		return priv_error(r, "open /dev/loop-control");
-	/* Another process may configure the free device first: retry. */
-	for (tries = 0; tries < 16; tries++) {
-		n = ioctl(ctl, LOOP_CTL_GET_FREE);
-		if (n < 0)
-			break;
-		snprintf(dev, len, "/dev/loop%d", n);
-		fd = open(dev, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			break;
-		if (!ioctl(fd, LOOP_CONFIGURE, &cfg))
-			break;
-		err = errno;
-		close(fd);
-		fd = -1;
-		errno = err;
-		if (err != EBUSY)
-			break;
-	}
-	err = errno;
-	close(ctl);
-	if (fd < 0) {
-		errno = err;
-		return priv_error(r, "attach a loop device");
-	}
-	*loop_fd = fd;
-	return 0;
+	if (!err)
+		return 0;
+	errno = -err;
+	return priv_error(r, !strcmp(lo->path, "/dev/loop-control") ?
+			  "open /dev/loop-control" : "attach a loop device");
 }
 
 /* Mount @dev with @type, or with each type extverity knows in turn. */
@@ -638,18 +609,18 @@ int ev_fs_read_fiemap(const char *image, int fd, u64 data_blocks,
 	};
 	const char *type = ev_fs_probe(fd, data_blocks * block_size);
 	struct statfs sfs;
-	char dev[32];
-	int loop_fd = -1, err;
+	struct ev_loop lo;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	err = private_ns(&r);
 	if (!err)
-		err = attach_loop(&r, &loop_fd, dev, sizeof(dev));
+		err = attach_loop(&r, &lo);
 	if (err)
 		return err;
-	err = mount_image(&r, dev, type, &out->root_fd);
+	err = mount_image(&r, lo.path, type, &out->root_fd);
 	/* The mount holds the device now; without one, this detaches it. */
-	close(loop_fd);
+	close(lo.fd);
 	if (err)
 		return err;
 	out->mounted = true;
