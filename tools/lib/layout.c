@@ -235,18 +235,17 @@ static int cmp_owned(const void *a, const void *b)
 	return x->phys < y->phys ? -1 : x->phys > y->phys;
 }
 
-static const struct ctx *g_ctx;
-
-/* Order of identical content: (size, root), then tree order. */
-static int cmp_content(const void *a, const void *b)
+/* Order of identical content: (size, root), then tree order; @arg: ctx. */
+static int cmp_content(const void *a, const void *b, void *arg)
 {
+	const struct ctx *c = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const struct ev_tree *tx = &g_ctx->itrees[x], *ty = &g_ctx->itrees[y];
+	const struct ev_tree *tx = &c->itrees[x], *ty = &c->itrees[y];
 	int r;
 
 	if (tx->data_size != ty->data_size)
 		return tx->data_size < ty->data_size ? -1 : 1;
-	r = memcmp(tx->root, ty->root, g_ctx->p.digest_size);
+	r = memcmp(tx->root, ty->root, c->p.digest_size);
 	if (r)
 		return r;
 	return x < y ? -1 : x > y;
@@ -278,8 +277,7 @@ static void order_trees(struct ctx *c)
 		rank[c->order[i]] = i;
 		by_content[i] = i;
 	}
-	g_ctx = c;
-	qsort(by_content, n, sizeof(*by_content), cmp_content);
+	qsort_r(by_content, n, sizeof(*by_content), cmp_content, c);
 	c->tree_of = xcalloc(n, sizeof(*c->tree_of));
 	/* Representative of each content group: lowest rank. */
 	{
