@@ -321,12 +321,12 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 	return 0;
 }
 
-static const struct extverity_extent *g_ext;
-
-static int cmp_by_tree(const void *x, const void *y)
+/* Extent indexes by tree, then by index; @arg: the extents. */
+static int cmp_by_tree(const void *x, const void *y, void *arg)
 {
+	const struct extverity_extent *ext = arg;
 	u64 a = *(const u64 *)x, b = *(const u64 *)y;
-	u32 ta = le32_to_cpu(g_ext[a].tree), tb = le32_to_cpu(g_ext[b].tree);
+	u32 ta = le32_to_cpu(ext[a].tree), tb = le32_to_cpu(ext[b].tree);
 
 	if (ta != tb)
 		return ta < tb ? -1 : 1;
@@ -371,8 +371,7 @@ int ev_verify(struct ev_area *a, const char *image,
 	order = xcalloc(nr_ext, sizeof(*order));
 	for (i = 0; i < nr_ext; i++)
 		order[i] = i;
-	g_ext = a->extents;
-	qsort(order, nr_ext, sizeof(*order), cmp_by_tree);
+	qsort_r(order, nr_ext, sizeof(*order), cmp_by_tree, a->extents);
 	for (i = 0; i < nr_ext; i++)
 		if (le32_to_cpu(a->extents[i].tree) != EXTVERITY_TREE_ZERO)
 			bytes += (u64)le32_to_cpu(a->extents[i].count) <<
