@@ -13,7 +13,7 @@
 #include "write.h"
 
 /* Bytes copied from the scratch file at a time. */
-#define COPY_CHUNK	(1U << 20)
+#define COPY_CHUNK	(1024 * 1024)
 
 /*
  * Write @d at @offset of @fd; 0 or -errno, with *@scratch saying whether the

@@ -252,6 +252,7 @@ void ev_json_add_str(struct json_object *obj, const char *key, const char *s)
 void ev_json_write(struct json_object *v)
 {
 	struct json_object_iterator it, end;
+	const char *s;
 	size_t i, n;
 
 	/*
@@ -285,9 +286,9 @@ void ev_json_write(struct json_object *v)
 		putchar(']');
 		break;
 	default:
-		fputs(json_check((void *)json_object_to_json_string_ext(v,
-				JSON_C_TO_STRING_PLAIN |
-				JSON_C_TO_STRING_NOSLASHESCAPE)), stdout);
+		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+						   JSON_C_TO_STRING_NOSLASHESCAPE);
+		fputs(json_check((void *)s), stdout);
 	}
 }
 

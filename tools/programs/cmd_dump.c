@@ -64,8 +64,10 @@ static void count(const struct ev_area *a, struct counts *c)
 			.count = cnt,
 		};
 	}
-	c->hole_hash_blocks = ev_hole_hash_blocks(&a->p, a->geo,
-			a->p.sect[EXTVERITY_SECT_TREES].nr_entries, r, nr);
+	c->hole_hash_blocks =
+		ev_hole_hash_blocks(&a->p, a->geo,
+				    a->p.sect[EXTVERITY_SECT_TREES].nr_entries,
+				    r, nr);
 	free(r);
 	/* A shared tree is one whose FILES entries name several inodes. */
 	for (i = 0; i < a->nr_files; i++) {

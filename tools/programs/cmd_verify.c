@@ -46,8 +46,10 @@ static void add_tree(const struct json_items *ji, struct json_object *j,
 	if (tree != EXTVERITY_TREE_RESIDUAL)
 		f = ev_area_file_of_tree(ji->a, tree);
 	if (f) {
-		ev_json_add_str(j, "path", ev_area_file_path(ji->a,
-				f - ji->a->files, ji->path));
+		size_t i = f - ji->a->files;
+
+		ev_json_add_str(j, "path", ev_area_file_path(ji->a, i,
+							     ji->path));
 		ev_json_add_u64(j, "inode", f->ino);
 	}
 }
