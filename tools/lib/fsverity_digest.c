@@ -24,9 +24,9 @@ struct ev_fsverity_descriptor {
 _Static_assert(sizeof(struct ev_fsverity_descriptor) == 256,
 	       "fs-verity descriptor is 256 bytes");
 
-void ev_fsverity_digest(unsigned int alg, unsigned int log_blocksize,
-			const u8 *salt, u32 salt_size, u64 data_size,
-			const u8 *root, u8 *out)
+int ev_fsverity_digest(unsigned int alg, unsigned int log_blocksize,
+		       const u8 *salt, u32 salt_size, u64 data_size,
+		       const u8 *root, u8 *out)
 {
 	struct ev_fsverity_descriptor d;
 
@@ -39,5 +39,5 @@ void ev_fsverity_digest(unsigned int alg, unsigned int log_blocksize,
 	memcpy(d.root_hash, root, extverity_digest_size(alg));
 	if (salt_size)
 		memcpy(d.salt, salt, salt_size);
-	ev_hash_plain(alg, &d, sizeof(d), out);
+	return ev_hash_plain(alg, &d, sizeof(d), out);
 }

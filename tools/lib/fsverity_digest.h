@@ -14,9 +14,11 @@
  * @data_size: the file size
  * @root: the tree's root hash (digest size bytes)
  * @out: receives the digest of the fs-verity descriptor
+ *
+ * Return: 0, or EV_EUSAGE as ev_hash_plain().
  */
-void ev_fsverity_digest(unsigned int alg, unsigned int log_blocksize,
-			const u8 *salt, u32 salt_size, u64 data_size,
-			const u8 *root, u8 *out);
+int ev_fsverity_digest(unsigned int alg, unsigned int log_blocksize,
+		       const u8 *salt, u32 salt_size, u64 data_size,
+		       const u8 *root, u8 *out);
 
 #endif /* EXTVERITY_FSVERITY_DIGEST_H */

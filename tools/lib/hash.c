@@ -9,21 +9,33 @@
 #include "dm-extverity-format.h"
 #include "hash.h"
 
+/*
+ * OpenSSL's digest of @alg, or NULL with the error printed.  It may lack
+ * one that extverity knows: a configuration that loads no provider with
+ * it (FIPS-only, or a broken openssl.cnf).
+ */
 static EVP_MD *fetch_md(unsigned int alg)
 {
 	const char *name = extverity_hash_name(alg);
 	EVP_MD *md;
 
-	if (!name)
+	if (!name) {
+		ev_error("unknown hash algorithm %u", alg);
 		return NULL;
-	md = EVP_MD_fetch(NULL, name, NULL);
-	if (!md) {
-		ev_error("hash algorithm %s is not available", name);
-		exit(EV_EUSAGE);
 	}
+	md = EVP_MD_fetch(NULL, name, NULL);
+	if (!md)
+		ev_error("hash algorithm %s is not available", name);
 	return md;
 }
 
+/*
+ * Once the digest is fetched, OpenSSL's context and digest calls fail, with
+ * its default provider, only when it cannot allocate.  So this follows the
+ * allocators' convention of util.h (exit with EV_ENOMEM), and
+ * ev_hash_block(), called for every block by every hashing thread, has no
+ * error path that no caller could do anything with.
+ */
 static void ssl_fail(void)
 {
 	ev_error("OpenSSL hashing failed");
@@ -39,10 +51,8 @@ int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
 
 	memset(h, 0, sizeof(*h));
 	h->md = fetch_md(alg);
-	if (!h->md) {
-		ev_error("unknown hash algorithm %u", alg);
+	if (!h->md)
 		return EV_EUSAGE;
-	}
 	h->digest_size = EVP_MD_get_size(h->md);
 	h->block_size = block_size;
 	h->salted = EVP_MD_CTX_new();
@@ -83,11 +93,14 @@ void ev_hash_block(struct ev_hasher *h, const void *block, u8 *out)
 		ssl_fail();
 }
 
-void ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out)
+int ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out)
 {
 	EVP_MD *md = fetch_md(alg);
 
-	if (!md || !EVP_Digest(data, len, out, NULL, md, NULL))
+	if (!md)
+		return EV_EUSAGE;
+	if (!EVP_Digest(data, len, out, NULL, md, NULL))
 		ssl_fail();
 	EVP_MD_free(md);
+	return 0;
 }

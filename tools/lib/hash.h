@@ -38,7 +38,9 @@ struct ev_hasher {
  * @salt_size: bytes of salt
  * @block_size: bytes per block
  *
- * Return: 0, or EV_ENOMEM / EV_EUSAGE with an error printed.
+ * Return: 0, or EV_EUSAGE with an error printed when @alg is unknown or
+ * OpenSSL does not have it.  Like the allocators, this and the hashing
+ * below exit with EV_ENOMEM when OpenSSL cannot allocate.
  */
 int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
 		   u32 salt_size, u32 block_size);
@@ -52,7 +54,9 @@ void ev_hash_block(struct ev_hasher *h, const void *block, u8 *out);
  * @data: bytes to hash
  * @len: their number
  * @out: receives the digest
+ *
+ * Return: 0, or EV_EUSAGE as ev_hasher_init().
  */
-void ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out);
+int ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out);
 
 #endif /* EXTVERITY_HASH_H */

@@ -480,6 +480,7 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	struct ev_area_data *area = &out->area;
 	size_t pieces_cap = 0;
 	u8 *buf;
+	int err = 0;
 
 	/* Next-fit packing of the top blocks, in tree order. */
 	for (i = 0; i < c->nr_trees; i++) {
@@ -571,17 +572,25 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		memcpy(buf + le64_to_cpu(sb.sections[EXTVERITY_SECT_FILES]
 					 .start_block) * bs,
 		       files, files_len);
-	for (i = 0; i <= EXTVERITY_SECT_FILES; i++) {
+	for (i = 0; i <= EXTVERITY_SECT_FILES && !err; i++) {
 		struct extverity_section *s = &sb.sections[i];
 
 		if (s->nr_blocks)
-			ev_hash_plain(p->hash_algorithm,
-				      buf + le64_to_cpu(s->start_block) * bs,
-				      le64_to_cpu(s->nr_blocks) * bs,
-				      s->digest);
+			err = ev_hash_plain(p->hash_algorithm,
+					    buf + le64_to_cpu(s->start_block) * bs,
+					    le64_to_cpu(s->nr_blocks) * bs,
+					    s->digest);
 	}
 	memcpy(buf, &sb, sizeof(sb));
-	ev_hash_plain(p->hash_algorithm, &sb, sizeof(sb), out->root);
+	if (!err)
+		err = ev_hash_plain(p->hash_algorithm, &sb, sizeof(sb),
+				    out->root);
+	if (err) {
+		/* @out, with area->mem, is freed by the caller. */
+		free(files);
+		free(top_off);
+		return err;
+	}
 	out->hash_blocks = next;
 	out->extents = c->map.n;
 	out->trees = c->nr_trees;

@@ -165,9 +165,18 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 	u64 ncpu = j->threads ? j->threads : ev_default_threads();
 	pthread_t *tids;
 	size_t nthreads, started = 0, i;
+	struct ev_hasher h;
 	u64 bytes = 0;
 	int err = 0;
 
+	/*
+	 * A hash algorithm OpenSSL lacks is reported here, once, not by
+	 * every thread.
+	 */
+	if (ev_hasher_init(&h, p->hash_algorithm, salt, p->salt_size,
+			   p->block_size))
+		return EV_EUSAGE;
+	ev_hasher_free(&h);
 	if (j->n)
 		pool.nr_jobs = j->v[j->n - 1].first_job +
 			       jobs_of(&j->v[j->n - 1]);

@@ -49,8 +49,8 @@ int ev_area_open(struct ev_area *a, const char *path, u64 offset)
 		return EV_EIO;
 	}
 	if (extverity_digest_size(a->sb.hash_algorithm))
-		ev_hash_plain(a->sb.hash_algorithm, &a->sb, sizeof(a->sb),
-			      a->root);
+		return ev_hash_plain(a->sb.hash_algorithm, &a->sb,
+				     sizeof(a->sb), a->root);
 	return 0;
 }
 
@@ -73,6 +73,7 @@ int ev_area_check_root(struct ev_area *a, const char *root_hex)
 	u8 want[EXTVERITY_MAX_DIGEST_SIZE], got[EXTVERITY_MAX_DIGEST_SIZE];
 	size_t len;
 	unsigned int alg;
+	int err;
 
 	if (ev_hex2bin(root_hex, want, sizeof(want), &len) ||
 	    (len != 32 && len != 64)) {
@@ -81,7 +82,9 @@ int ev_area_check_root(struct ev_area *a, const char *root_hex)
 		return EV_EUSAGE;
 	}
 	alg = len == 32 ? EXTVERITY_HASH_SHA256 : EXTVERITY_HASH_SHA512;
-	ev_hash_plain(alg, &a->sb, sizeof(a->sb), got);
+	err = ev_hash_plain(alg, &a->sb, sizeof(a->sb), got);
+	if (err)
+		return err;
 	if (memcmp(want, got, len) || a->sb.hash_algorithm != alg) {
 		ev_error("root digest does not match the superblock of %s",
 			 a->path);
@@ -157,7 +160,9 @@ static int read_section(struct ev_area *a, unsigned int id, u8 **out)
 			 ev_section_name(id), a->path, strerror(-err));
 		return -EV_EIO;
 	}
-	ev_hash_plain(a->p.hash_algorithm, *out, len, digest);
+	err = ev_hash_plain(a->p.hash_algorithm, *out, len, digest);
+	if (err)
+		return -err;
 	if (memcmp(digest, s->digest, a->p.digest_size)) {
 		ev_error("corrupted: manifest section %s", ev_section_name(id));
 		return 1;

@@ -90,8 +90,9 @@ static void count(const struct ev_area *a, struct counts *c)
 /*
  * With @json, an array of one object a file, printed an element at a
  * time: memory stays that of one file's entry however many there are.
+ * 0 or an exit code, with the error printed.
  */
-static void print_files(const struct ev_area *a, bool json)
+static int print_files(const struct ev_area *a, bool json)
 {
 	const struct extverity_params *p = &a->p;
 	const char *alg = extverity_hash_name(p->hash_algorithm);
@@ -101,6 +102,7 @@ static void print_files(const struct ev_area *a, bool json)
 	struct json_object *j;
 	const char *path;
 	size_t i;
+	int err = 0;
 
 	if (json)
 		putchar('[');
@@ -108,10 +110,12 @@ static void print_files(const struct ev_area *a, bool json)
 		const struct extverity_tree *t =
 			ev_area_tree(a, a->files[i].tree);
 
-		ev_fsverity_digest(p->hash_algorithm, p->log_blocksize,
-				   a->sb.salt, p->salt_size,
-				   le64_to_cpu(t->data_size), t->root_hash,
-				   digest);
+		err = ev_fsverity_digest(p->hash_algorithm, p->log_blocksize,
+					 a->sb.salt, p->salt_size,
+					 le64_to_cpu(t->data_size),
+					 t->root_hash, digest);
+		if (err)
+			break;
 		ev_bin2hex(digest, p->digest_size, hex);
 		/* In order: each path is the one before and its own bytes. */
 		path = ev_area_file_path(a, i, pb);
@@ -129,9 +133,10 @@ static void print_files(const struct ev_area *a, bool json)
 		ev_json_write(j);
 		json_object_put(j);
 	}
-	if (json)
+	if (json && !err)
 		fputs("\n]\n", stdout);
 	free(pb);
+	return err;
 }
 
 static void print_params(const struct ev_area *a, bool json)
@@ -246,7 +251,7 @@ int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 		err = ev_area_load(&a);
 	if (!err) {
 		if (files)
-			print_files(&a, json);
+			err = print_files(&a, json);
 		else
 			print_params(&a, json);
 	}
