@@ -309,4 +309,21 @@ else
 		"^extverity: cannot read directory /d: "
 fi
 
+# --------------------------------------------------------------- nofiles
+# No regular file at all (one empty directory): nothing to sort, which the
+# sanitizers check is not done through a null pointer.
+mkdir -p "$W/nofiles/d"
+mke2fs -q -F -t ext4 -b 4096 -d "$W/nofiles" "$W/nofiles.img" 4M >/dev/null 2>&1
+if "$EXTVERITY" format "$W/nofiles.img" "$W/nofiles.h" >"$W/nofiles.out" 2>&1; then
+	r=$(root_of "$W/nofiles.out")
+	if [ -z "$("$EXTVERITY" dump --files "$W/nofiles.h")" ] &&
+		"$EXTVERITY" verify "$W/nofiles.img" "$W/nofiles.h" "$r" >/dev/null 2>&1; then
+		pass "nofiles: an image without a regular file formats and verifies"
+	else
+		fail "nofiles: dump --files not empty or verify failed"
+	fi
+else
+	fail "nofiles: format: $(tail -n 2 "$W/nofiles.out")"
+fi
+
 finish

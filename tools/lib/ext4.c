@@ -370,14 +370,13 @@ static int cmp_path(const void *a, const void *b)
 }
 
 /* Sort path indexes by inode number, then by path order. */
-static const struct ev_path *g_paths;
-
-static int cmp_by_ino(const void *a, const void *b)
+static int cmp_by_ino(const void *a, const void *b, void *paths)
 {
+	const struct ev_path *p = paths;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	if (g_paths[x].inode != g_paths[y].inode)
-		return g_paths[x].inode < g_paths[y].inode ? -1 : 1;
+	if (p[x].inode != p[y].inode)
+		return p[x].inode < p[y].inode ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -391,8 +390,9 @@ static int make_inodes(struct walk *w)
 
 	for (i = 0; i < o->nr_paths; i++)
 		order[i] = i;
-	g_paths = o->paths;
-	qsort(order, o->nr_paths, sizeof(*order), cmp_by_ino);
+	if (o->nr_paths)	/* qsort(NULL, 0) is undefined */
+		qsort_r(order, o->nr_paths, sizeof(*order), cmp_by_ino,
+			o->paths);
 	o->inodes = xcalloc(o->nr_paths, sizeof(*o->inodes));
 	for (i = 0; i < o->nr_paths; i++) {
 		u64 ino = o->paths[order[i]].inode;
@@ -773,8 +773,9 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 	w.dir_seen = xcalloc(fs->super->s_inodes_count / 8 + 1, 1);
 	err = walk_tree(&w);
 	if (!err) {
-		qsort(out->paths, out->nr_paths, sizeof(*out->paths),
-		      cmp_path);
+		if (out->nr_paths)	/* no regular file: paths is NULL */
+			qsort(out->paths, out->nr_paths, sizeof(*out->paths),
+			      cmp_path);
 		err = make_inodes(&w);
 	}
 	if (!err)
