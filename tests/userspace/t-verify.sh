@@ -10,6 +10,50 @@ img=$W/i/image.ext4
 root=$(root_of "$W/fmt")
 check_exit "intact image verifies" 0 "$EXTVERITY" verify "$img" "$W/h" "$root"
 
+# A hash file that does not return the same bytes twice: verify must
+# compare the data with the hash blocks it verified, not with a second read
+# of them.  /big/two-levels' block 5 is forged in a copy of the image, and
+# its digest in level-0 block 0 of its tree is forged in what the shim
+# returns from the second read of that block on (reread-shim.c).
+if cc -shared -fPIC -O2 -o "$W/reread.so" "$TOPDIR/tests/userspace/reread-shim.c" -ldl; then
+	ino=$(debugfs -R "stat /big/two-levels" "$img" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
+	blk=$(debugfs -R "bmap /big/two-levels 5" "$img" 2>/dev/null)
+	python3 "$TOPDIR/tests/userspace/evread.py" "$W/h" "$root" sections >"$W/sec"
+	# The tree of 130 blocks: 528401 bytes (tests/lib/mkimage.sh).
+	read -r _ _ _ _ lev < <(awk '$1 == "TREE" && $3 == 528401' "$W/sec")
+	cp "$img" "$W/forged.img"
+	python3 - "$W/forged.img" "$blk" "$W/h" "$lev" "$W/l0" <<'PY'
+import hashlib, sys
+img, blk, area, lev, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+new = bytes([0x5A]) * 4096
+with open(img, "r+b") as f:
+    f.seek(blk * 4096)
+    f.write(new)
+with open(area, "rb") as f:
+    f.seek(lev * 4096)
+    l0 = bytearray(f.read(4096))
+l0[5 * 32:6 * 32] = hashlib.sha256(new).digest()
+open(out, "wb").write(l0)
+PY
+	# shellcheck disable=SC2317 # called through check_err
+	shim() {
+		LD_PRELOAD=$W/reread.so ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 \
+			SHIM_PATH=$W/h SHIM_OFF=$((lev * 4096)) SHIM_LEN=4096 SHIM_FORGED=$W/l0 "$@"
+	}
+	if [ -n "$ino" ] && [ -n "$blk" ] && [ -n "$lev" ]; then
+		check_err "re-read hash block: without the shim, block 5 is the forged one" 2 \
+			"^extverity: corrupted: file /big/two-levels \\(inode $ino\\) at offset 20480 \\(data block $blk\\)\$" \
+			"$EXTVERITY" verify "$W/forged.img" "$W/h" "$root"
+		check_err "re-read hash block: forged block and digest caught" 2 \
+			"^extverity: corrupted: hash tree of /big/two-levels \\(inode $ino\\) level 0\$" \
+			shim "$EXTVERITY" verify "$W/forged.img" "$W/h" "$root"
+	else
+		fail "re-read hash block: no inode ($ino), block ($blk) or tree ($lev) for /big/two-levels"
+	fi
+else
+	fail "re-read hash block: cannot build the shim"
+fi
+
 # flip FILE BYTE_OFFSET: xor one byte with 0xff.
 flip() {
 	python3 - "$1" "$2" <<'PY'

@@ -334,6 +334,12 @@ const char *ev_area_file_path(const struct ev_area *a, size_t i,
 		 */
 		need = e->prefix_len;
 		for (j = i; need; ) {
+			/*
+			 * @b holds entry j - 1 whole, and what was written
+			 * so far lies past @need: the rest is there already.
+			 */
+			if (b->file != SIZE_MAX && b->file + 1 == j)
+				break;
 			f = &a->files[--j];
 			end = need < (size_t)f->prefix_len + f->suffix_len ?
 			      need : (size_t)f->prefix_len + f->suffix_len;

@@ -27,12 +27,16 @@ struct vctx {
 	struct ev_path_buf *path;	/* the path of the item being reported */
 	u8 *top;		/* current tree: its top block, zero-padded */
 	u64 levels;		/* ... and its lower levels' byte offset */
+	u8 *vblk[EXTVERITY_MAX_LEVELS];	/* ... one verified block a level */
+	u64 vidx[EXTVERITY_MAX_LEVELS];	/* ... its index, or UINT64_MAX */
+	bool tree_bad;		/* ... a hash block under it did not match */
 	u8 *buf;		/* one chunk of data or hash blocks */
 	u8 *dig;		/* the digests that chunk is checked against */
 	u64 *bad_tops;		/* TOPS blocks whose tops do not match */
 	u32 **bad_top_trees;
 	size_t *bad_top_n;
 	size_t nr_bad_tops;
+	size_t bad_tops_cap;
 };
 
 #define CHUNK	256
@@ -113,6 +117,11 @@ static void report_tree(struct vctx *v, u32 tree, int level)
 	const struct ev_file_entry *f;
 	char name[300];
 
+	/* Past the cap only counted: naming it costs a path lookup. */
+	if (v->reports >= EV_MAX_REPORTS) {
+		v->reports++;
+		return;
+	}
 	f = tree_name(v, tree, name, sizeof(name));
 	if (f) {
 		it.path = v->path->s;	/* tree_name() rebuilt it there */
@@ -123,20 +132,26 @@ static void report_tree(struct vctx *v, u32 tree, int level)
 
 static void note_bad_top(struct vctx *v, u64 block, u32 tree)
 {
-	size_t i;
+	size_t i = v->nr_bad_tops;
 
-	for (i = 0; i < v->nr_bad_tops && v->bad_tops[i] != block; i++)
-		;
-	if (i == v->nr_bad_tops) {
-		v->bad_tops = xrealloc(v->bad_tops, (i + 1) * sizeof(u64));
+	/*
+	 * Trees are checked in record order and their tops lie in that order
+	 * (extverity_check_tree() refuses others): the trees of one block
+	 * come one after another, so only the last block noted can be it.
+	 */
+	if (!i || v->bad_tops[i - 1] != block) {
+		xgrow((void **)&v->bad_tops, &v->bad_tops_cap, i + 1,
+		      sizeof(u64));
 		v->bad_top_trees = xrealloc(v->bad_top_trees,
-					    (i + 1) * sizeof(u32 *));
+					    v->bad_tops_cap * sizeof(u32 *));
 		v->bad_top_n = xrealloc(v->bad_top_n,
-					(i + 1) * sizeof(size_t));
+					v->bad_tops_cap * sizeof(size_t));
 		v->bad_tops[i] = block;
 		v->bad_top_trees[i] = NULL;
 		v->bad_top_n[i] = 0;
 		v->nr_bad_tops++;
+	} else {
+		i--;
 	}
 	v->bad_top_trees[i] = xrealloc(v->bad_top_trees[i],
 				       (v->bad_top_n[i] + 1) * sizeof(u32));
@@ -152,6 +167,12 @@ static void print_bad_tops(struct vctx *v)
 		char names[512] = "", one[256];
 		size_t used = 0;
 
+		/* Past the cap only counted, as report() would. */
+		if (v->reports >= EV_MAX_REPORTS) {
+			v->reports++;
+			free(v->bad_top_trees[i]);
+			continue;
+		}
 		for (k = 0; k < v->bad_top_n[i]; k++) {
 			const char *sep = k ? ", " : "";
 			u32 t = v->bad_top_trees[i][k];
@@ -215,9 +236,11 @@ static const u8 *level_digests(struct vctx *v, u32 i, u32 level, u64 first,
 
 /*
  * Check tree @i's hash blocks from the root down, a chunk of each level at
- * a time against the digests in the level above.  Returns true when every
- * stored level is authentic, so its leaves can be trusted: check_extent()
- * reads them again, from an area nobody writes while it is verified.
+ * a time against the digests in the level above, to name a damaged level
+ * even where no data uses it.  A level read here is not trusted later: the
+ * hash file may not return the same bytes twice (a file on storage someone
+ * else serves), so check_extent() verifies again each hash block it uses
+ * (verified_block()).  Returns false when the top or a level is damaged.
  */
 static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 {
@@ -232,6 +255,9 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 	int l;
 	u64 j, k, n;
 
+	v->tree_bad = false;
+	for (l = 0; l < EXTVERITY_MAX_LEVELS; l++)
+		v->vidx[l] = UINT64_MAX;
 	if (!g->num_levels)
 		return true;
 	v->levels = v->a->offset +
@@ -274,6 +300,47 @@ static bool check_tree(struct vctx *v, u32 i, int *ioerr)
 	return ok;
 }
 
+/*
+ * Block @idx of level @level of the current tree @i, read and checked
+ * against the digest its parent holds, the parent first, up to the top
+ * (in memory, checked against the root): the bytes returned are the bytes
+ * verified.  One block a level is kept, so extents in leaf order read each
+ * hash block once.  NULL on a read error (*@ioerr set) or a mismatch
+ * (*@bad_level set to the level).
+ */
+static const u8 *verified_block(struct vctx *v, u32 i, u32 level, u64 idx,
+				int *ioerr, int *bad_level)
+{
+	const struct extverity_params *p = &v->a->p;
+	const struct extverity_geometry *g = &v->a->geo[i];
+	u32 bs = p->block_size, ds = p->digest_size;
+	u64 mask = (1ULL << p->log_digests_per_block) - 1;
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	const u8 *parent;
+
+	if (level == g->num_levels - 1)
+		return v->top;
+	if (v->vidx[level] == idx)
+		return v->vblk[level];
+	parent = verified_block(v, i, level + 1,
+				idx >> p->log_digests_per_block, ioerr,
+				bad_level);
+	if (!parent)
+		return NULL;
+	v->vidx[level] = UINT64_MAX;
+	*ioerr = read_hash(v, v->vblk[level], bs, v->levels +
+			   (g->level_start[level] + idx) * bs);
+	if (*ioerr)
+		return NULL;
+	ev_hash_block(&v->h, v->vblk[level], digest);
+	if (memcmp(digest, parent + (idx & mask) * ds, ds)) {
+		*bad_level = level;
+		return NULL;
+	}
+	v->vidx[level] = idx;
+	return v->vblk[level];
+}
+
 /* Check the data blocks of one extent against tree @tree's leaves. */
 static int check_extent(struct vctx *v, const struct extverity_extent *e)
 {
@@ -281,21 +348,16 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 	u32 tree = le32_to_cpu(e->tree), bs = p->block_size;
 	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
 	u64 count = le32_to_cpu(e->count), ino = le64_to_cpu(e->inode);
+	u64 mask = (1ULL << p->log_digests_per_block) - 1;
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
-	const u8 *leaves;
+	const u8 *want;
 	u64 done, k;
+	int bad_level;
 
 	for (done = 0; done < count; done += k) {
 		u64 n = count - done > CHUNK ? CHUNK : count - done;
 		int err = 0;
 
-		if (!v->a->geo[tree].num_levels)
-			leaves = ev_area_tree(v->a, tree)->root_hash;
-		else
-			leaves = level_digests(v, tree, 0, leaf + done, n,
-					       &err);
-		if (err)
-			return err;
 		err = ev_pread(v->data_fd, v->buf, n * bs,
 			       (start + done) * bs);
 		if (err) {
@@ -307,9 +369,24 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 		for (k = 0; k < n; k++) {
 			u64 blk = start + done + k, lf = leaf + done + k;
 
+			if (!v->a->geo[tree].num_levels) {
+				want = ev_area_tree(v->a, tree)->root_hash;
+			} else {
+				want = verified_block(v, tree, 0,
+						lf >> p->log_digests_per_block,
+						&err, &bad_level);
+				if (err)
+					return err;
+				if (!want) {
+					/* Reported once; its data unchecked. */
+					report_tree(v, tree, bad_level);
+					v->tree_bad = true;
+					return 0;
+				}
+				want += (lf & mask) * p->digest_size;
+			}
 			ev_hash_block(&v->h, v->buf + k * bs, digest);
-			if (!memcmp(digest, leaves + k * p->digest_size,
-				    p->digest_size))
+			if (!memcmp(digest, want, p->digest_size))
 				continue;
 			if (tree == EXTVERITY_TREE_RESIDUAL) {
 				report_metadata(v, blk);
@@ -367,6 +444,8 @@ int ev_verify(struct ev_area *a, const char *image,
 	v.path = ev_path_new();
 	v.dig = xmalloc((size_t)CHUNK * p->digest_size);
 	v.top = xmalloc(p->block_size);
+	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
+		v.vblk[i] = xmalloc(p->block_size);
 	/* Group the extents by tree so each tree is loaded once. */
 	order = xcalloc(nr_ext, sizeof(*order));
 	for (i = 0; i < nr_ext; i++)
@@ -386,7 +465,7 @@ int ev_verify(struct ev_area *a, const char *image,
 
 			if (le32_to_cpu(e->tree) != t)
 				break;
-			if (ok && !err)
+			if (ok && !err && !v.tree_bad)
 				err = check_extent(&v, e);
 		}
 	}
@@ -405,6 +484,8 @@ int ev_verify(struct ev_area *a, const char *image,
 	free(v.buf);
 	free(v.path);
 	free(v.top);
+	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
+		free(v.vblk[i]);
 	free(v.dig);
 	free(v.bad_tops);
 	free(v.bad_top_trees);
