@@ -36,6 +36,21 @@ check_exit "appended: verify" 0 "$EXTVERITY" verify --hash-offset="$isz" \
 	"$W/app" "$W/app" "$root"
 check "appended: dump --files" bash -c "'$EXTVERITY' dump --files \
 	--hash-offset=$isz '$W/app' | grep -q ' /sizes/f4097$'"
+# Formatted again over its appended area, with a larger one (sha512) that
+# cannot be written whole (a file size limit): the failed write leaves no
+# superblock, old or new, describing blocks that are not there, and the
+# file its length.
+asz=$(stat -c %s "$W/app")
+(
+	trap '' XFSZ
+	ulimit -f $((asz / 1024))
+	"$EXTVERITY" format --hash=sha512 --salt=- --hash-offset="$isz" \
+		"$W/app" "$W/app" >"$W/f512" 2>&1
+) && fail "re-format past a size limit: format succeeded"
+check_err "re-format that failed: no area left at the offset" 1 \
+	"not an extverity hash area" "$EXTVERITY" dump --hash-offset="$isz" "$W/app"
+check "re-format that failed: length kept" test "$(stat -c %s "$W/app")" = "$asz"
+check "re-format that failed: image part unchanged" cmp -s -n "$isz" "$img" "$W/app"
 cp "$img" "$W/ov"
 check_err "offset overlapping the data refused" 1 "extverity: |ERROR: " \
 	"$EXTVERITY" format --hash-offset=4096 "$W/ov" "$W/ov"

@@ -10,6 +10,8 @@
 #ifndef EXTVERITY_TREE_H
 #define EXTVERITY_TREE_H
 
+#include <stdatomic.h>
+
 #include "dm-extverity-format.h"
 #include "hash.h"
 
@@ -41,8 +43,12 @@ struct ev_run {
  *	then only serve to give blocks to the tree
  * @tail_dirty: set when the last data block read from the image has
  *	non-zero bytes past @data_size
- * @err: first error reading the data, -errno
- * @scratch_err: first error writing or reading @scratch_fd, -errno
+ * @err: an error reading the data, -errno
+ * @scratch_err: an error writing or reading @scratch_fd, -errno
+ *
+ * @err and @scratch_err are stored by whichever hashing thread fails, and
+ * read once the threads are joined: atomic, so that two failing threads
+ * only pick which error is kept.
  */
 struct ev_tree {
 	u64 data_size;
@@ -57,8 +63,8 @@ struct ev_tree {
 	int src_dir;
 	const char *src_path;
 	bool tail_dirty;
-	int err;
-	int scratch_err;
+	atomic_int err;
+	atomic_int scratch_err;
 };
 
 /**

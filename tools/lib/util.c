@@ -131,6 +131,8 @@ int ev_pwrite(int fd, const void *buf, size_t len, u64 off)
 				continue;
 			return -errno;
 		}
+		if (n == 0)	/* never for files; would loop forever */
+			return -EIO;
 		p += n;
 		len -= n;
 		off += n;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dm-extverity-format.h"
 #include "write.h"
 
 /* Bytes copied from the scratch file at a time. */
@@ -18,16 +19,29 @@
 /*
  * Write @d at @offset of @fd; 0 or -errno, with *@scratch saying whether the
  * error was reading the scratch file (true) or writing @fd.
+ *
+ * The superblock goes last, once what it describes is on disk, and with
+ * @over_old (an area written over one that may be there) the old one is
+ * zeroed first: a write that fails or is interrupted half-way leaves no
+ * superblock that describes what is not there.
  */
 static int write_all(int fd, u64 offset, const struct ev_area_data *d,
-		     bool *scratch)
+		     bool over_old, bool *scratch)
 {
+	static const u8 zero[sizeof(struct extverity_superblock)];
+	u64 sb = d->mem_len < sizeof(zero) ? d->mem_len : sizeof(zero);
 	u8 *buf = NULL;
 	size_t i;
-	int err;
+	int err = 0;
 
 	*scratch = false;
-	err = ev_pwrite(fd, d->mem, d->mem_len, offset);
+	if (over_old) {
+		err = ev_pwrite(fd, zero, sb, offset);
+		if (!err && fdatasync(fd))
+			err = -errno;
+	}
+	if (!err)
+		err = ev_pwrite(fd, d->mem + sb, d->mem_len - sb, offset + sb);
 	for (i = 0; !err && i < d->nr_pieces; i++) {
 		const struct ev_area_piece *pc = &d->pieces[i];
 		u64 done, n;
@@ -46,6 +60,10 @@ static int write_all(int fd, u64 offset, const struct ev_area_data *d,
 		}
 	}
 	free(buf);
+	if (!err && fdatasync(fd))
+		err = -errno;
+	if (!err)
+		err = ev_pwrite(fd, d->mem, sb, offset);
 	return err;
 }
 
@@ -73,12 +91,17 @@ static int write_in_place(const char *path, u64 offset,
 			close(fd);
 		return EV_EIO;
 	}
-	err = write_all(fd, offset, d, &scratch);
+	/* A device, or a file written before its end, may hold an area. */
+	err = write_all(fd, offset, d, is_dev || offset < (u64)st.st_size,
+			&scratch);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (err) {
 		write_error(path, err, scratch);
-		/* Give the file back its original length. */
+		/*
+		 * Give the file back its original length.  An area it held
+		 * past @offset is gone: its superblock was zeroed first.
+		 */
 		if (!is_dev && ftruncate(fd, st.st_size))
 			ev_error("cannot restore the size of %s: %s", path,
 				 strerror(errno));
@@ -127,7 +150,7 @@ static int write_replace(const char *path, u64 offset,
 		free(tmp);
 		return EV_EIO;
 	}
-	err = write_all(fd, offset, d, &scratch);
+	err = write_all(fd, offset, d, false, &scratch);
 	if (!err && fchmod(fd, 0666 & ~mask))
 		err = -errno;
 	if (!err && fsync(fd))
