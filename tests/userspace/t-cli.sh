@@ -35,6 +35,20 @@ check_err "close: no name" 1 "${msg}close: missing NAME " "$E" close
 check_err "close: two names" 1 "${msg}close: unexpected argument 'b' " "$E" close a b
 check_err "close: an option" 1 "${msg}close: unknown option '--frob'$" "$E" close --frob a
 check_err "status: unknown option" 1 "${msg}status: unknown option '--frob'$" "$E" status --frob x
+# -v/--verbose and --debug, anywhere before "--", as veritysetup's.
+check "-v: Command successful. last" bash -c \
+	"[ \"\$('$E' -v dump '$W/h' | tail -n 1)\" = 'Command successful.' ]"
+check "--verbose after the command" bash -c \
+	"[ \"\$('$E' dump --verbose '$W/h' | tail -n 1)\" = 'Command successful.' ]"
+check "-v with --json: JSON alone" bash -c \
+	"'$E' dump -v --json '$W/h' | python3 -c 'import json,sys; json.load(sys.stdin)'"
+check "-v on failure: not successful" bash -c \
+	"! '$E' -v dump '$W/nope' 2>/dev/null | grep -q successful"
+check "--debug: what is done, as # lines" bash -c \
+	"'$E' --debug format --salt=- '$img' '$W/hd' 2>&1 >/dev/null | grep -q '^# hashing files: [0-9]* jobs on [0-9]* threads\$'"
+check "no --debug: no # lines" bash -c \
+	"! '$E' format --salt=- '$img' '$W/hd' 2>&1 >/dev/null | grep -q '^# '"
+check_err "-v after --: an argument" 4 "${msg}cannot open -v" "$E" dump -- -v
 # Usage errors name what is wrong, as veritysetup's do.
 check_err "format: no operands" 1 "${msg}format: missing IMAGE HASHFILE \\(expected IMAGE HASHFILE\\)$" "$E" format
 check_err "format: one operand" 1 "${msg}format: missing HASHFILE " "$E" format "$img"
@@ -48,6 +62,7 @@ check_err "table: table option with a value" 1 "${msg}table: option --check-at-m
 test -e "$W/x" && fail "a refused format left $W/x behind"
 # Standard output that cannot be written fails the command (exit 4):
 # a lost root digest or a truncated digest list must not exit 0.
+# shellcheck disable=SC2317 # called through check_err
 to_full() { "$@" >/dev/full; }
 check_err "format > /dev/full" 4 "${msg}cannot write standard output: No space left on device" \
 	to_full "$E" format "$img" "$W/full.h"

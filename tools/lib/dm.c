@@ -29,11 +29,16 @@ static void dm_log(int level, const char *file, int line, int dm_errno,
 	char msg[1024];
 	va_list ap;
 
-	if (quiet || (level & 7) > LOG_ERR)
+	if ((quiet || (level & 7) > LOG_ERR) && ev_verbosity < 2)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* --debug: all of libdevmapper's messages, as debug lines. */
+	if (ev_verbosity >= 2 && (quiet || (level & 7) > LOG_ERR)) {
+		ev_debug("libdevmapper: %s", msg);
+		return;
+	}
 	if (strncmp(msg, "device-mapper: ", 15))
 		ev_error("device-mapper: %s", msg);
 	else
@@ -266,6 +271,9 @@ int ev_dm_create(const char *name, const char *uuid, u64 sectors,
 
 	if (!dmt)
 		return EV_EUSAGE;
+	ev_debug("creating %s (UUID %s): 0 %llu %s %s", name,
+		 uuid ? uuid : "none", (unsigned long long)sectors, type,
+		 params);
 	if (!dm_task_set_ro(dmt) || (uuid && !dm_task_set_uuid(dmt, uuid)) ||
 	    !dm_task_add_target(dmt, 0, sectors, type, params) ||
 	    (use_udev && !dm_task_set_cookie(dmt, &cookie, 0))) {
@@ -307,6 +315,7 @@ int ev_dm_remove(const char *name, bool deferred)
 
 	if (!dmt)
 		return EV_EUSAGE;
+	ev_debug("removing %s%s", name, deferred ? " (deferred)" : "");
 	/* udev (blkid) may hold the device for a moment after a change. */
 	if (use_udev)
 		dm_task_retry_remove(dmt);

@@ -116,6 +116,7 @@ int ev_loop_attach_fd(int file, const char *name, u64 size_limit,
 	}
 	lo->fd = fd;
 	lo->dev = st.st_rdev;
+	ev_debug("%s attached to %s, read-only, autoclear", name, lo->path);
 	return 0;
 }
 

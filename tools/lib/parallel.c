@@ -181,6 +181,8 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 		pool.nr_jobs = j->v[j->n - 1].first_job +
 			       jobs_of(&j->v[j->n - 1]);
 	nthreads = ncpu < pool.nr_jobs ? (size_t)ncpu : (size_t)pool.nr_jobs;
+	ev_debug("%s: %llu jobs on %zu threads", j->progress ? j->progress :
+		 "hashing", (unsigned long long)pool.nr_jobs, nthreads);
 	for (i = 0; i < j->n; i++)
 		if (!j->v[i].finish)
 			bytes += j->v[i].t->g.data_blocks << p->log_blocksize;

@@ -25,6 +25,22 @@ void ev_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+int ev_verbosity;
+
+void ev_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ev_verbosity < 2)
+		return;
+	ev_progress_clear();
+	va_start(ap, fmt);
+	fputs("# ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
 static void *check_alloc(void *p)
 {
 	if (!p) {

@@ -34,6 +34,15 @@ static inline uint64_t ev_div_round_up(uint64_t n, uint64_t d)
  */
 __printf(1, 2) void ev_error(const char *fmt, ...);
 
+/* 0 quiet, 1 --verbose, 2 --debug: set once by main(). */
+extern int ev_verbosity;
+
+/*
+ * ev_debug() - with --debug, print "# <message>" on stderr, as veritysetup
+ * prints its debug lines
+ */
+__printf(1, 2) void ev_debug(const char *fmt, ...);
+
 /* Allocators that print an error and exit with EV_ENOMEM on failure. */
 void *xmalloc(size_t size);
 void *xzalloc(size_t size);

@@ -281,6 +281,8 @@ static int read_fs(const char *image, int fd, const struct ev_format_opts *o,
 			return EV_EUSAGE;
 		}
 		mode = strcmp(type, "ext4") ? FS_FIEMAP : FS_EXT4;
+		ev_debug("%s: %s, read %s", image, type,
+			 mode == FS_EXT4 ? "with libext2fs" : "through FIEMAP");
 	}
 	if (mode == FS_EXT4)
 		return ev_fs_read_ext4(image, o->data_blocks, bs, fs,

@@ -65,7 +65,9 @@ static void usage_all(FILE *fp)
 	fputs("\n", fp);
 	for (i = 0; i < EV_ARRAY_SIZE(commands); i++)
 		fputs(commands[i].usage, fp);
-	fputs("\nOther: extverity --help | --version | COMMAND --help\n"
+	fputs("\nEvery command: -v, --verbose (\"Command successful.\"); --debug\n"
+	      "(also what is done, as \"# \" lines on standard error).\n"
+	      "Other: extverity --help | --version | COMMAND --help\n"
 	      "Exit codes: 0 ok, 1 usage or root digest mismatch, 2 corruption "
 	      "found,\n3 out of memory, 4 I/O error or device not found, 5 busy.\n", fp);
 }
@@ -126,7 +128,47 @@ static int run(int argc, char *argv[])
 	return EV_EUSAGE;
 }
 
+/*
+ * Take the options every command has, as veritysetup's, out of @argv (up to
+ * "--"): -v/--verbose says "Command successful." at the end, --debug also
+ * prints what is done, and libdevmapper's messages, as "# " lines.  Returns
+ * the new argc.
+ */
+static int global_options(int argc, char *argv[], bool *json)
+{
+	int i, n = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			if (!ev_verbosity)
+				ev_verbosity = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--debug")) {
+			ev_verbosity = 2;
+			continue;
+		}
+		*json |= !strcmp(argv[i], "--json");
+		argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	return n;
+}
+
 int main(int argc, char *argv[])
 {
-	return close_stdout(run(argc, argv));
+	bool json = false;
+	int rc;
+
+	argc = global_options(argc, argv, &json);
+	rc = run(argc, argv);
+	/* Not after JSON, which must stay one object. */
+	if (!rc && ev_verbosity && !json)
+		puts("Command successful.");
+	return close_stdout(rc);
 }
