@@ -792,21 +792,3 @@ out:
 	ext2fs_close_free(&fs);
 	return err;
 }
-
-void ev_fs_free(struct ev_fs *fs)
-{
-	size_t i;
-
-	for (i = 0; i < fs->nr_paths; i++)
-		free(fs->paths[i].path);
-	for (i = 0; i < fs->nr_inodes; i++) {
-		free(fs->inodes[i].runs);
-		free(fs->inodes[i].inline_data);
-	}
-	free(fs->paths);
-	free(fs->inodes);
-	free(fs->used);
-	if (fs->mounted)
-		close(fs->root_fd);
-	memset(fs, 0, sizeof(*fs));
-}

@@ -8,17 +8,7 @@
 #ifndef EXTVERITY_FIEMAP_H
 #define EXTVERITY_FIEMAP_H
 
-#include "ext4.h"
-
-/**
- * ev_fs_probe() - name the filesystem in an image by its magic number
- * @fd: the image
- * @size: bytes of it that belong to the data image
- *
- * Return: "ext4" (for any ext2/3/4), "xfs", "btrfs", "erofs", "squashfs",
- * or NULL when none of these is recognised.
- */
-const char *ev_fs_probe(int fd, u64 size);
+#include "fs.h"
 
 /**
  * ev_fs_read_fiemap() - read a filesystem image through a loop mount

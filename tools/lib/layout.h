@@ -6,7 +6,7 @@
 #ifndef EXTVERITY_LAYOUT_H
 #define EXTVERITY_LAYOUT_H
 
-#include "ext4.h"
+#include "fs.h"
 #include "write.h"
 
 /**
@@ -61,7 +61,7 @@ struct ev_area_out {
 /**
  * ev_build_area() - hash an image and lay out its hash area
  * @o: format options
- * @fs: the filesystem read by ev_fs_read_ext4(), or NULL for a raw image
+ * @fs: the filesystem as a reader (fs.h) made it, or NULL for a raw image
  * @fd: the data image, read at physical block offsets
  * @out: filled in
  *

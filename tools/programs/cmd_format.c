@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ext4.h"
 #include "extverity.h"
 #include "fiemap.h"
 #include "layout.h"

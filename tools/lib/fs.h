@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every filesystem reader produces for the format step: the regular
+ * files with their paths and the image blocks that hold their data, and
+ * which image blocks are in use.  The readers are ext4.c (libext2fs, offline)
+ * and fiemap.c (a read-only loop mount and FS_IOC_FIEMAP); a raw image has
+ * no struct ev_fs at all.  layout.c consumes the result without knowing
+ * which reader made it.
+ */
+#ifndef EXTVERITY_FS_H
+#define EXTVERITY_FS_H
+
+#include "tree.h"
+
+/* One path of a regular file; @inode indexes struct ev_fs.inodes. */
+struct ev_path {
+	char *path;
+	size_t inode;
+};
+
+/**
+ * struct ev_inode - a regular file's content
+ * @ino: inode number
+ * @size: file size in bytes
+ * @runs: its written extents, clipped to the blocks below @size, sorted by
+ *	logical block (unwritten extents and holes read as zeros)
+ * @nr_runs: number of @runs
+ * @inline_data: the content of an inline-data file, else NULL
+ * @src: NULL when @runs (or @inline_data) are the file's content.  Else
+ *	the content is read from the file at this path relative to struct
+ *	ev_fs.root_fd (a reader that sees the files through a mount sets it),
+ *	and @runs only name image blocks known to hold the same bytes
+ */
+struct ev_inode {
+	u64 ino;
+	u64 size;
+	struct ev_run *runs;
+	size_t nr_runs;
+	u8 *inline_data;
+	const char *src;
+};
+
+/**
+ * struct ev_fs - the filesystem as the format step sees it
+ * @paths: every path of a regular file, sorted bytewise
+ * @nr_paths: their number
+ * @inodes: the distinct regular files, sorted by inode number
+ * @nr_inodes: their number
+ * @used: one bit per image block, set for blocks the filesystem allocates
+ *	(and for blocks outside the filesystem's bitmap); a reader that does
+ *	not know free space sets them all
+ * @mounted: @root_fd is open
+ * @root_fd: the directory struct ev_inode.src paths are relative to, kept
+ *	open until ev_fs_free() because the trees are hashed through it; for
+ *	a detached mount, closing it is what unmounts the image
+ */
+struct ev_fs {
+	struct ev_path *paths;
+	size_t nr_paths;
+	struct ev_inode *inodes;
+	size_t nr_inodes;
+	u8 *used;
+	bool mounted;
+	int root_fd;
+};
+
+/**
+ * ev_fs_probe() - name the filesystem in an image by its magic number
+ * @fd: the image
+ * @size: bytes of it that belong to the data image
+ *
+ * Return: "ext4" (for any ext2/3/4), "xfs", "btrfs", "erofs", "squashfs",
+ * or NULL when none of these is recognised.
+ */
+const char *ev_fs_probe(int fd, u64 size);
+
+/* Free @fs and release its mount, if any; may be called again. */
+void ev_fs_free(struct ev_fs *fs);
+
+static inline bool ev_test_bit(const u8 *map, u64 bit)
+{
+	return map[bit >> 3] & (1U << (bit & 7));
+}
+
+static inline void ev_set_bit(u8 *map, u64 bit)
+{
+	map[bit >> 3] |= 1U << (bit & 7);
+}
+
+#endif /* EXTVERITY_FS_H */
