@@ -11,7 +11,6 @@
 #include <ext2fs/ext2fs.h>
 
 #include "ext4.h"
-#include "read.h"
 
 struct dirent_rec {
 	char *name;
@@ -88,19 +87,6 @@ static int collect_dirent(ext2_ino_t dir, int entry,
 	return 0;
 }
 
-/* Until make_inodes(), a path's .inode holds its inode number. */
-static void add_path(struct walk *w, ext2_ino_t ino)
-{
-	struct ev_fs *o = w->out;
-	char *path = xmalloc(w->path_len + 1);
-
-	memcpy(path, w->path, w->path_len + 1);
-	xgrow((void **)&o->paths, &w->paths_cap, o->nr_paths + 1,
-	      sizeof(*o->paths));
-	o->paths[o->nr_paths].path = path;
-	o->paths[o->nr_paths++].inode = ino;
-}
-
 /* Make the path that of entry @name of the directory whose path is @len. */
 static void set_path(struct walk *w, size_t len, const char *name)
 {
@@ -169,11 +155,8 @@ static int open_dir(struct walk *w, ext2_ino_t dir)
 }
 
 /*
- * Record the paths of the regular files under the root.  A path the FILES
- * section cannot hold is refused as soon as it is seen, in the words of
- * layout.c's check_paths() (which the other readers rely on), so that no
- * copy of more than EV_FILE_PATH_MAX bytes is ever kept: many hard links
- * deep down would otherwise each cost their whole path.
+ * Record the paths of the regular files under the root (a path the FILES
+ * section cannot hold is refused by ev_fs_add_path() as soon as it is seen).
  */
 static int walk_tree(struct walk *w)
 {
@@ -203,16 +186,8 @@ static int walk_tree(struct walk *w)
 				 w->path, error_message(e));
 			err = EV_EIO;
 		} else if (LINUX_S_ISREG(inode.i_mode)) {
-			if (w->path_len > EV_FILE_PATH_MAX) {
-				ev_error("path of inode %u is %zu bytes long, "
-					 "more than the %u the hash area can "
-					 "record: %.64s...", r->ino,
-					 w->path_len, EV_FILE_PATH_MAX,
-					 w->path);
-				err = EV_EUSAGE;
-			} else {
-				add_path(w, r->ino);
-			}
+			err = ev_fs_add_path(w->out, &w->paths_cap, w->path,
+					     w->path_len, r->ino);
 		} else if (LINUX_S_ISDIR(inode.i_mode)) {
 			/* May grow the stack: @f is not used after this. */
 			err = open_dir(w, r->ino);
@@ -254,14 +229,7 @@ static void add_run(struct map_ctx *m, u64 lblk, u64 pblk, u64 len)
 		m->bad = true;
 		return;
 	}
-	if (last && last->logical + last->count == lblk &&
-	    last->physical + last->count == pblk) {
-		last->count += len;
-		return;
-	}
-	xgrow((void **)&in->runs, &m->cap, in->nr_runs + 1,
-	      sizeof(*in->runs));
-	in->runs[in->nr_runs++] = (struct ev_run){ lblk, pblk, len };
+	ev_fs_add_run(&in->runs, &in->nr_runs, &m->cap, lblk, pblk, len);
 }
 
 static int map_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
@@ -295,8 +263,9 @@ static errcode_t map_extents(ext2_filsys fs, ext2_ino_t ino,
 	       0 : e;
 }
 
-static int read_mapping(struct walk *w, struct ev_inode *in, const char *path)
+static int read_mapping(void *ctx, struct ev_inode *in, const char *path)
 {
+	struct walk *w = ctx;
 	struct ext2_inode inode;
 	struct map_ctx m = { .in = in, .limit = w->data_blocks };
 	errcode_t e;
@@ -360,55 +329,6 @@ fail:
 	ev_error("cannot read the mapping of %s (inode %llu): %s", path,
 		 (unsigned long long)in->ino, error_message(e));
 	return EV_EIO;
-}
-
-static int cmp_path(const void *a, const void *b)
-{
-	const struct ev_path *x = a, *y = b;
-
-	return strcmp(x->path, y->path);
-}
-
-/* Sort path indexes by inode number, then by path order. */
-static int cmp_by_ino(const void *a, const void *b, void *paths)
-{
-	const struct ev_path *p = paths;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	if (p[x].inode != p[y].inode)
-		return p[x].inode < p[y].inode ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/* Give each distinct inode one record, sorted by inode number. */
-static int make_inodes(struct walk *w)
-{
-	struct ev_fs *o = w->out;
-	size_t *order = xcalloc(o->nr_paths, sizeof(*order));
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < o->nr_paths; i++)
-		order[i] = i;
-	if (o->nr_paths)	/* qsort(NULL, 0) is undefined */
-		qsort_r(order, o->nr_paths, sizeof(*order), cmp_by_ino,
-			o->paths);
-	o->inodes = xcalloc(o->nr_paths, sizeof(*o->inodes));
-	for (i = 0; i < o->nr_paths; i++) {
-		u64 ino = o->paths[order[i]].inode;
-
-		if (!o->nr_inodes || o->inodes[o->nr_inodes - 1].ino != ino) {
-			o->inodes[o->nr_inodes].ino = ino;
-			err = read_mapping(w, &o->inodes[o->nr_inodes],
-					   o->paths[order[i]].path);
-			o->nr_inodes++;
-			if (err)
-				break;
-		}
-		o->paths[order[i]].inode = o->nr_inodes - 1;
-	}
-	free(order);
-	return err;
 }
 
 static int read_bitmap(struct walk *w)
@@ -772,12 +692,8 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 	out->used = xcalloc(ev_div_round_up(data_blocks, 8), 1);
 	w.dir_seen = xcalloc(fs->super->s_inodes_count / 8 + 1, 1);
 	err = walk_tree(&w);
-	if (!err) {
-		if (out->nr_paths)	/* no regular file: paths is NULL */
-			qsort(out->paths, out->nr_paths, sizeof(*out->paths),
-			      cmp_path);
-		err = make_inodes(&w);
-	}
+	if (!err)
+		err = ev_fs_make_inodes(out, read_mapping, &w);
 	if (!err)
 		err = read_bitmap(&w);
 	if (!err)

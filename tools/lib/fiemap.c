@@ -212,17 +212,6 @@ static int mount_image(const struct reader *r, const char *dev,
 	return 0;
 }
 
-/* Until make_inodes(), a path's .inode holds its inode number. */
-static void add_path(struct reader *r, const char *path, u64 ino)
-{
-	struct ev_fs *o = r->out;
-
-	xgrow((void **)&o->paths, &r->paths_cap, o->nr_paths + 1,
-	      sizeof(*o->paths));
-	o->paths[o->nr_paths].path = xstrdup(path);
-	o->paths[o->nr_paths++].inode = ino;
-}
-
 /*
  * Every regular file, symlinks not followed.  FTS_XDEV keeps the walk on
  * the image's own filesystem: nothing can be mounted inside our detached
@@ -249,7 +238,10 @@ static int walk(struct reader *r)
 	while (!err && (e = fts_read(fts))) {
 		switch (e->fts_info) {
 		case FTS_F:
-			add_path(r, e->fts_path + skip, e->fts_statp->st_ino);
+			err = ev_fs_add_path(r->out, &r->paths_cap,
+					     e->fts_path + skip,
+					     strlen(e->fts_path + skip),
+					     e->fts_statp->st_ino);
 			break;
 		case FTS_DNR:
 		case FTS_ERR:
@@ -357,19 +349,6 @@ static bool to_image(const struct reader *r, u64 addr, u64 *phys, u64 *len)
 	return true;
 }
 
-static void push_run(struct runs *c, u64 lblk, u64 pblk, u64 count)
-{
-	struct ev_run *last = c->n ? &c->v[c->n - 1] : NULL;
-
-	if (last && last->logical + last->count == lblk &&
-	    last->physical + last->count == pblk) {
-		last->count += count;
-		return;
-	}
-	xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v));
-	c->v[c->n++] = (struct ev_run){ lblk, pblk, count };
-}
-
 /*
  * A plain extent, as whole data blocks of the file that lie in the image.
  * The extent that holds EOF counts its last partial block: whether the
@@ -405,7 +384,7 @@ static void add_candidate(const struct reader *r, struct runs *c,
 		count -= skip;
 	}
 	if (count)
-		push_run(c, lblk, pblk, count);
+		ev_fs_add_run(&c->v, &c->n, &c->cap, lblk, pblk, count);
 }
 
 /* FIEMAP of the whole file into candidate runs, sorted by logical block. */
@@ -482,16 +461,19 @@ static int keep_matching(struct reader *r, int ffd, const char *path,
 			for (j = 0; j < n; j++)
 				if (!memcmp(r->ibuf + j * bs, r->cbuf + j * bs,
 					    bs))
-					push_run(keep, run->logical + k + j,
-						 run->physical + k + j, 1);
+					ev_fs_add_run(&keep->v, &keep->n,
+						      &keep->cap,
+						      run->logical + k + j,
+						      run->physical + k + j, 1);
 		}
 	}
 	return 0;
 }
 
 /* Size, content path and verified mapping of inode @in, first seen at @path. */
-static int map_file(struct reader *r, struct ev_inode *in, const char *path)
+static int map_file(void *ctx, struct ev_inode *in, const char *path)
 {
+	struct reader *r = ctx;
 	struct runs cand = { 0 }, keep = { 0 };
 	struct stat st;
 	int ffd, err;
@@ -518,58 +500,6 @@ static int map_file(struct reader *r, struct ev_inode *in, const char *path)
 	free(cand.v);
 	in->runs = keep.v;
 	in->nr_runs = keep.n;
-	return err;
-}
-
-struct by_ino {
-	u64 ino;
-	size_t path;
-};
-
-static int cmp_by_ino(const void *a, const void *b)
-{
-	const struct by_ino *x = a, *y = b;
-
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return x->path < y->path ? -1 : x->path > y->path;
-}
-
-static int cmp_path(const void *a, const void *b)
-{
-	const struct ev_path *x = a, *y = b;
-
-	return strcmp(x->path, y->path);
-}
-
-/*
- * One record per distinct inode, sorted by inode number (the order in
- * which files claim shared blocks); each is mapped through its first path.
- */
-static int make_inodes(struct reader *r)
-{
-	struct ev_fs *o = r->out;
-	struct by_ino *v = xcalloc(o->nr_paths, sizeof(*v));
-	size_t i;
-	int err = 0;
-
-	qsort(o->paths, o->nr_paths, sizeof(*o->paths), cmp_path);
-	for (i = 0; i < o->nr_paths; i++)
-		v[i] = (struct by_ino){ o->paths[i].inode, i };
-	qsort(v, o->nr_paths, sizeof(*v), cmp_by_ino);
-	o->inodes = xcalloc(o->nr_paths, sizeof(*o->inodes));
-	for (i = 0; i < o->nr_paths && !err; i++) {
-		struct ev_path *pa = &o->paths[v[i].path];
-		struct ev_inode *in = &o->inodes[o->nr_inodes];
-
-		if (!o->nr_inodes || in[-1].ino != v[i].ino) {
-			in->ino = v[i].ino;
-			o->nr_inodes++;
-			err = map_file(r, in, pa->path);
-		}
-		pa->inode = o->nr_inodes - 1;
-	}
-	free(v);
 	return err;
 }
 
@@ -617,7 +547,7 @@ int ev_fs_read_fiemap(const char *image, int fd, u64 data_blocks,
 	r.cbuf = xmalloc((size_t)EV_CMP_BLOCKS * block_size);
 	err = walk(&r);
 	if (!err)
-		err = make_inodes(&r);
+		err = ev_fs_make_inodes(out, map_file, &r);
 	free(r.ibuf);
 	free(r.cbuf);
 	free(r.chunks);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What the filesystem readers share: telling which filesystem an image
- * holds, and freeing what a reader produced.
+ * holds, recording its files once the reader has found them, and freeing
+ * what a reader produced.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fs.h"
+#include "read.h"
 
 const char *ev_fs_probe(int fd, u64 size)
 {
@@ -34,6 +36,94 @@ const char *ev_fs_probe(int fd, u64 size)
 			return magics[i].type;
 	}
 	return NULL;
+}
+
+int ev_fs_add_path(struct ev_fs *fs, size_t *cap, const char *path,
+		   size_t len, u64 ino)
+{
+	char *copy;
+
+	/* Worded as layout.c's check_paths(), which stays as a backstop. */
+	if (len > EV_FILE_PATH_MAX) {
+		ev_error("path of inode %llu is %zu bytes long, more than the "
+			 "%u the hash area can record: %.64s...",
+			 (unsigned long long)ino, len, EV_FILE_PATH_MAX, path);
+		return EV_EUSAGE;
+	}
+	copy = xmalloc(len + 1);
+	memcpy(copy, path, len);
+	copy[len] = '\0';
+	xgrow((void **)&fs->paths, cap, fs->nr_paths + 1, sizeof(*fs->paths));
+	fs->paths[fs->nr_paths].path = copy;
+	fs->paths[fs->nr_paths++].inode = ino;
+	return 0;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	const struct ev_path *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+/* Sort path indexes by inode number, then by path order. */
+static int cmp_by_ino(const void *a, const void *b, void *paths)
+{
+	const struct ev_path *p = paths;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (p[x].inode != p[y].inode)
+		return p[x].inode < p[y].inode ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int ev_fs_make_inodes(struct ev_fs *fs,
+		      int (*map)(void *ctx, struct ev_inode *in,
+				 const char *path),
+		      void *ctx)
+{
+	size_t *order;
+	size_t i;
+	int err = 0;
+
+	if (!fs->nr_paths)	/* paths is NULL: qsort(NULL, 0) is undefined */
+		return 0;
+	qsort(fs->paths, fs->nr_paths, sizeof(*fs->paths), cmp_path);
+	order = xcalloc(fs->nr_paths, sizeof(*order));
+	for (i = 0; i < fs->nr_paths; i++)
+		order[i] = i;
+	qsort_r(order, fs->nr_paths, sizeof(*order), cmp_by_ino, fs->paths);
+	fs->inodes = xcalloc(fs->nr_paths, sizeof(*fs->inodes));
+	for (i = 0; i < fs->nr_paths; i++) {
+		struct ev_path *pa = &fs->paths[order[i]];
+		struct ev_inode *in = &fs->inodes[fs->nr_inodes];
+
+		if (!fs->nr_inodes || in[-1].ino != pa->inode) {
+			in->ino = pa->inode;
+			/* Counted first: ev_fs_free() frees a half-made one. */
+			fs->nr_inodes++;
+			err = map(ctx, in, pa->path);
+			if (err)
+				break;
+		}
+		pa->inode = fs->nr_inodes - 1;
+	}
+	free(order);
+	return err;
+}
+
+void ev_fs_add_run(struct ev_run **runs, size_t *nr, size_t *cap,
+		   u64 logical, u64 physical, u64 count)
+{
+	struct ev_run *last = *nr ? &(*runs)[*nr - 1] : NULL;
+
+	if (last && last->logical + last->count == logical &&
+	    last->physical + last->count == physical) {
+		last->count += count;
+		return;
+	}
+	xgrow((void **)runs, cap, *nr + 1, sizeof(**runs));
+	(*runs)[(*nr)++] = (struct ev_run){ logical, physical, count };
 }
 
 void ev_fs_free(struct ev_fs *fs)

@@ -77,6 +77,55 @@ const char *ev_fs_probe(int fd, u64 size);
 /* Free @fs and release its mount, if any; may be called again. */
 void ev_fs_free(struct ev_fs *fs);
 
+/*
+ * For the readers.  However a reader finds the files, it records them the
+ * same way: each path as it is seen, then one record per inode, mapped
+ * through the reader's own callback.
+ */
+
+/**
+ * ev_fs_add_path() - record a path of a regular file
+ * @fs: the filesystem being read
+ * @cap: the capacity of fs->paths, kept by the reader (0 at first)
+ * @path: the path, "/a/b"
+ * @len: its length
+ * @ino: the file's inode number, which the path's .inode holds until
+ *	ev_fs_make_inodes()
+ *
+ * A path longer than the FILES section can record is refused as soon as it
+ * is seen, so that no reader keeps a copy of one: many hard links deep down
+ * would otherwise each cost their whole path.
+ *
+ * Return: 0, or EV_EUSAGE with the error printed.
+ */
+int ev_fs_add_path(struct ev_fs *fs, size_t *cap, const char *path,
+		   size_t len, u64 ino);
+
+/**
+ * ev_fs_make_inodes() - sort the paths and give each inode one record
+ * @fs: the filesystem being read, with all its paths added
+ * @map: fills in record @in, whose @in->ino is set, from the inode's first
+ *	path in path order; returns 0 or an exit code with the error printed
+ * @ctx: passed to @map
+ *
+ * The records are sorted by inode number, the order in which files claim
+ * shared blocks, and each path's .inode becomes the index of its record.
+ *
+ * Return: 0 or @map's error, after which the records made so far stay in
+ * @fs for ev_fs_free().
+ */
+int ev_fs_make_inodes(struct ev_fs *fs,
+		      int (*map)(void *ctx, struct ev_inode *in,
+				 const char *path),
+		      void *ctx);
+
+/*
+ * Append @count blocks at @logical, image block @physical, to the @nr runs
+ * of @runs (@cap allocated), merged into the last one when they continue it.
+ */
+void ev_fs_add_run(struct ev_run **runs, size_t *nr, size_t *cap,
+		   u64 logical, u64 physical, u64 count);
+
 static inline bool ev_test_bit(const u8 *map, u64 bit)
 {
 	return map[bit >> 3] & (1U << (bit & 7));
