@@ -341,6 +341,31 @@ static const u8 *verified_block(struct vctx *v, u32 i, u32 level, u64 idx,
 	return v->vblk[level];
 }
 
+/*
+ * The authenticated digest of leaf @lf of the current tree @tree, or NULL:
+ * *@err set on a read error; else the hash block over it did not match,
+ * which is reported once, and the rest of the tree's data left unchecked.
+ */
+static const u8 *leaf_digest(struct vctx *v, u32 tree, u64 lf, int *err)
+{
+	const struct extverity_params *p = &v->a->p;
+	u64 mask = (1ULL << p->log_digests_per_block) - 1;
+	const u8 *b;
+	int bad_level;
+
+	if (!v->a->geo[tree].num_levels)
+		return ev_area_tree(v->a, tree)->root_hash;
+	b = verified_block(v, tree, 0, lf >> p->log_digests_per_block, err,
+			   &bad_level);
+	if (b)
+		return b + (lf & mask) * p->digest_size;
+	if (!*err) {
+		report_tree(v, tree, bad_level);
+		v->tree_bad = true;
+	}
+	return NULL;
+}
+
 /* Check the data blocks of one extent against tree @tree's leaves. */
 static int check_extent(struct vctx *v, const struct extverity_extent *e)
 {
@@ -348,11 +373,9 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 	u32 tree = le32_to_cpu(e->tree), bs = p->block_size;
 	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
 	u64 count = le32_to_cpu(e->count), ino = le64_to_cpu(e->inode);
-	u64 mask = (1ULL << p->log_digests_per_block) - 1;
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	const u8 *want;
 	u64 done, k;
-	int bad_level;
 
 	for (done = 0; done < count; done += k) {
 		u64 n = count - done > CHUNK ? CHUNK : count - done;
@@ -369,22 +392,9 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 		for (k = 0; k < n; k++) {
 			u64 blk = start + done + k, lf = leaf + done + k;
 
-			if (!v->a->geo[tree].num_levels) {
-				want = ev_area_tree(v->a, tree)->root_hash;
-			} else {
-				want = verified_block(v, tree, 0,
-						lf >> p->log_digests_per_block,
-						&err, &bad_level);
-				if (err)
-					return err;
-				if (!want) {
-					/* Reported once; its data unchecked. */
-					report_tree(v, tree, bad_level);
-					v->tree_bad = true;
-					return 0;
-				}
-				want += (lf & mask) * p->digest_size;
-			}
+			want = leaf_digest(v, tree, lf, &err);
+			if (!want)
+				return err;
 			ev_hash_block(&v->h, v->buf + k * bs, digest);
 			if (!memcmp(digest, want, p->digest_size))
 				continue;
