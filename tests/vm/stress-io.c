@@ -19,7 +19,8 @@
  *	a whole-device pass goes on where it stopped once HOLD is gone.
  *	While HOLD-away exists too (the device has been removed) it probes,
  *	opening and closing the device every 20 ms: an open that fails with
- *	ENOENT, ENXIO or ENODEV is counted as "gone", not as an error.  At
+ *	ENOENT, ENXIO or ENODEV, or finds the device 0 bytes long (created,
+ *	its table not loaded yet), is counted as "gone", not as an error.  At
  *	the end prints "R passes=N bytes=N probes=N gone=N eio=N wrong=N
  *	other=N" and exits 1 when eio, wrong or other is not zero.  The first
  *	errors are described on stderr.
@@ -143,6 +144,16 @@ static int open_dev(const char *dev, int direct)
 		size = st.st_size;
 	else if (ioctl(fd, BLKGETSIZE64, &size))
 		size = 0;
+	/*
+	 * No live table yet: "dmsetup create" makes the device, then loads
+	 * and resumes its table, and a probe can open it in between.  A
+	 * device with a table is never 0 bytes long, so this is "away".
+	 */
+	if (!size) {
+		gone++;
+		close(fd);
+		return -1;
+	}
 	if (size != nchunks * CHUNK) {
 		other++;
 		report("device size %llu, SUMS covers %llu",
