@@ -230,13 +230,10 @@ int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 		ev_error("--root-digest and --root-hash-file exclude each other");
 		return EV_EUSAGE;
 	}
-	if (root_file) {
-		err = ev_root_hash_file_read(root_file, root_buf,
-					     sizeof(root_buf));
-		if (err)
-			return err;
-		root = root_buf;
-	}
+	err = ev_root_hash_file_read(root_file, root_buf, sizeof(root_buf),
+				     &root);
+	if (err)
+		return err;
 	err = ev_area_open(&a, argv[optind], offset);
 	/*
 	 * With a root digest, what is printed is authenticated: the root

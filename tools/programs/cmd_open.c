@@ -90,8 +90,8 @@ static void dm_uuid(const u8 u[16], const char *name,
  * Everything but option parsing; @args: DATA NAME HASH ROOT_DIGEST;
  * @sig: the root digest's signature file, or NULL.
  */
-static int do_open(char *args[], u64 offset, unsigned int flags, bool json,
-		   const char *sig)
+static int do_open(const char *args[], u64 offset, unsigned int flags,
+		   bool json, const char *sig)
 {
 	const char *data = args[0], *name = args[1], *hash = args[2];
 	char dstr[32], hstr[32], *params = NULL, *table = NULL;
@@ -178,7 +178,8 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 	bool seen_offset = false, json = false, seen_sig = false;
 	bool seen_root = false;
 	const char *sig = NULL, *root_file = NULL;
-	char root_buf[EV_ROOT_HEX_SIZE], *args[4];
+	char root_buf[EV_ROOT_HEX_SIZE];
+	const char *args[4];
 	int err;
 	unsigned int flags = 0;
 	u64 offset = 0;
@@ -214,12 +215,9 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 		return EV_EUSAGE;
 	memcpy(args, argv + optind, 3 * sizeof(*args));
 	args[3] = argv[optind + 3];
-	if (root_file) {
-		err = ev_root_hash_file_read(root_file, root_buf,
-					     sizeof(root_buf));
-		if (err)
-			return err;
-		args[3] = root_buf;
-	}
+	err = ev_root_hash_file_read(root_file, root_buf, sizeof(root_buf),
+				     &args[3]);
+	if (err)
+		return err;
 	return do_open(args, offset, flags, json, sig);
 }

@@ -63,13 +63,10 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 			 "DATA_DEV HASH_DEV ROOT_DIGEST"))
 		return EV_EUSAGE;
 	root = argv[optind + 2];
-	if (root_file) {
-		err = ev_root_hash_file_read(root_file, root_buf,
-					     sizeof(root_buf));
-		if (err)
-			return err;
-		root = root_buf;
-	}
+	err = ev_root_hash_file_read(root_file, root_buf, sizeof(root_buf),
+				     &root);
+	if (err)
+		return err;
 	/* An empty word would shift every argument after it in the line. */
 	if (!*argv[optind]) {
 		ev_error("empty data device name");

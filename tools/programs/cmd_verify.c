@@ -138,13 +138,10 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 			 "IMAGE HASHFILE ROOT_DIGEST"))
 		return EV_EUSAGE;
 	root = argv[optind + 2];
-	if (root_file) {
-		err = ev_root_hash_file_read(root_file, root_buf,
-					     sizeof(root_buf));
-		if (err)
-			return err;
-		root = root_buf;
-	}
+	err = ev_root_hash_file_read(root_file, root_buf, sizeof(root_buf),
+				     &root);
+	if (err)
+		return err;
 	ev_progress_setup(progress);
 	err = ev_area_open(&a, argv[optind + 1], offset);
 	if (!err)

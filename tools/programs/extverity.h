@@ -58,12 +58,14 @@ bool ev_parse_offset(const char *arg, u64 *off);
  */
 void ev_table_longopts(struct option *opts, int base);
 /*
- * The root digest in --root-hash-file @path (hex digits, a newline after
- * them allowed, as veritysetup's) into @hex of @size bytes, which must hold
- * the longest digest, a newline and a NUL: 0 or an exit code with the
- * error printed.
+ * The root digest of --root-hash-file @path (hex digits, a newline after
+ * them allowed, as veritysetup's): read into @hex of @size bytes, which
+ * must hold the longest digest, a newline and a NUL, and *@root pointed at
+ * it.  @path NULL (no such option): *@root is left as it is.  0 or an exit
+ * code with the error printed.
  */
-int ev_root_hash_file_read(const char *path, char *hex, size_t size);
+int ev_root_hash_file_read(const char *path, char *hex, size_t size,
+			   const char **root);
 /*
  * Write @hex alone to regular file @path, as veritysetup does, through a
  * new file renamed over it: nothing half-written on failure.
