@@ -14,6 +14,7 @@ ap = argparse.ArgumentParser()
 for a in ('res', 'host', 'image', 'ehash', 'vhash', 'files', 'file-bytes', 'out'):
     ap.add_argument('--' + a, required=True)
 ap.add_argument('--rss')
+ap.add_argument('--verify')
 args = ap.parse_args()
 
 KINDS = ('raw', 'verity', 'extverity')
@@ -72,8 +73,17 @@ if args.rss:
         for line in f:
             cmd, image, kib = line.split()
             rss[f'{cmd} {image}'] = int(kib)
+# "verify many-N SECONDS" lines: verify of an image of N small files.
+verify = {}
+if args.verify:
+    with open(args.verify) as f:
+        for line in f:
+            cmd, image, sec = line.split()
+            verify.setdefault(f'{cmd} {image}', []).append(float(sec))
 out = {
     'rss_kib': rss,
+    'verify_seconds': verify,
+    'verify_median_seconds': {k: statistics.median(v) for k, v in verify.items()},
     'rounds': len(rounds), 'files': int(args.files), 'file_bytes': int(args.file_bytes),
     'sizes': sizes, 'host_seconds': host, 'host_median_seconds': host_med,
     'guest': res,
@@ -108,6 +118,10 @@ md += ['', '| host (median of %d) | seconds | vs veritysetup format |' % len(hos
 if rss:
     md += ['', '| peak RSS (goal for sparse-8G: < 64 MiB) | MiB |', '|---|---|']
     md += [f'| extverity {k} | {v / 1024:.1f} |' for k, v in rss.items()]
+if verify:
+    md += ['', '| verify (goal for many-100000: < 1 s) | median s | runs |', '|---|---|---|']
+    md += [f'| extverity {k} files | {statistics.median(v):.3f} | {len(v)} |'
+           for k, v in verify.items()]
 with open(args.out + '.md', 'w') as f:
     f.write('\n'.join(md) + '\n')
 
