@@ -116,7 +116,7 @@ boot() {
 	# is looked up, and when it refused the table the boot must fail
 	# rather than wait forever.  pci=noacpi: see docs/testing.md.
 	vm_console_boot "${decl[@]}" "$w/boot-$name" "$expect" 300 -m 256 -kernel "$kernel" \
-		-append "console=ttyS0 panic=-1 pci=noacpi ro root=/dev/dm-0 rootfstype=ext4 dm-mod.waitfor=/dev/vda,/dev/vdb dm-mod.create=\"vroot,,,ro,$table\" evt.mode=$mode" \
+		-append "console=ttyS0 panic=-1 $VM_CLOCK_ARGS pci=noacpi ro root=/dev/dm-0 rootfstype=ext4 dm-mod.waitfor=/dev/vda,/dev/vdb dm-mod.create=\"vroot,,,ro,$table\" evt.mode=$mode" \
 		-drive "file=$data,format=raw,if=virtio,readonly=on" \
 		-drive "file=$hash,format=raw,if=virtio,readonly=on"
 	VM_OUTDIR=$w vm_report "$name" "$expect" "builtin/$name"

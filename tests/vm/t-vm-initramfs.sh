@@ -154,7 +154,7 @@ boot() {
 	fi
 	vm_console_boot "${decl[@]}" "$w/boot-$name" "$expect" 240 -m 512 \
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 root=/dev/mapper/vroot ro extverity.root=$spec evt.mode=$mode $VM_APPEND" \
+		-append "console=ttyS0 panic=-1 root=/dev/mapper/vroot ro extverity.root=$spec evt.mode=$mode $VM_CLOCK_ARGS $VM_APPEND" \
 		-drive "file=$data,format=raw,if=virtio,readonly=on" \
 		-drive "file=$hash,format=raw,if=virtio,readonly=on"
 	VM_OUTDIR=$w vm_report "$name" "$expect" "initramfs/$name"
