@@ -80,7 +80,7 @@ VM_TOPDIR=${TOPDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 # the clock the clocksource watchdog checks it against (HPET or ACPI PM
 # timer) are both emulated, and a loaded host delays one read against the
 # other ("Long readout interval" in the consoles); the watchdog may then
-# marks the TSC unstable, which flips the sched_clock static keys: kernel
+# mark the TSC unstable, which flips the sched_clock static keys: kernel
 # text patched through int3 while the other vCPU runs it.  TCG does not
 # make that safe: Debian's 6.12 oopsed twice with "Oops: int3" in
 # sched_clock_cpu()/sched_clock_idle_wakeup_event() as it marked sched_clock
