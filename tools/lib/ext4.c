@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <ext2fs/ext2fs.h>
 
-#include "ext4.h"
+#include "fs.h"
 
 struct dirent_rec {
 	char *name;
@@ -639,9 +639,11 @@ static int check_state(ext2_filsys fs, const char *image)
 	return 0;
 }
 
-int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
-		    struct ev_fs *out, bool auto_mode)
+int ev_fs_read_ext4(const struct ev_fs_image *img, struct ev_fs *out)
 {
+	const char *image = img->path;
+	u64 data_blocks = img->data_blocks;
+	u32 block_size = img->block_size;
 	struct walk w = { .data_blocks = data_blocks,
 			  .block_size = block_size, .out = out };
 	ext2_filsys fs;
@@ -656,7 +658,7 @@ int ev_fs_read_ext4(const char *image, u64 data_blocks, u32 block_size,
 			 &fs);
 	if (e == EXT2_ET_BAD_MAGIC || e == EXT2_ET_SB_CSUM_INVALID ||
 	    e == EXT2_ET_CORRUPT_SUPERBLOCK || e == EXT2_ET_SHORT_READ) {
-		if (auto_mode)
+		if (img->probed)
 			ev_error("%s is not an ext2/3/4 filesystem (%s); use "
 				 "--fs=raw to protect it as raw data", image,
 				 error_message(e));

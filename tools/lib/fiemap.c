@@ -34,7 +34,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "fiemap.h"
+#include "fs.h"
 #include "loop.h"
 
 /* Extents whose bytes on disk are not simply the file's bytes. */
@@ -503,14 +503,15 @@ static int map_file(void *ctx, struct ev_inode *in, const char *path)
 	return err;
 }
 
-int ev_fs_read_fiemap(const char *image, int fd, u64 data_blocks,
-		      u32 block_size, struct ev_fs *out)
+int ev_fs_read_fiemap(const struct ev_fs_image *img, struct ev_fs *out)
 {
 	struct reader r = {
-		.image = image, .img_fd = fd, .data_blocks = data_blocks,
-		.bs = block_size, .out = out,
+		.image = img->path, .img_fd = img->fd,
+		.data_blocks = img->data_blocks, .bs = img->block_size,
+		.out = out,
 	};
-	const char *type = ev_fs_probe(fd, data_blocks * block_size);
+	const char *type = ev_fs_probe(img->fd,
+				       img->data_blocks * img->block_size);
 	struct statfs sfs;
 	struct ev_loop lo;
 	int err;
@@ -529,7 +530,7 @@ int ev_fs_read_fiemap(const char *image, int fd, u64 data_blocks,
 	out->mounted = true;
 	r.root_fd = out->root_fd;
 	if (fstatfs(r.root_fd, &sfs)) {
-		ev_error("cannot stat the filesystem of %s: %s", image,
+		ev_error("cannot stat the filesystem of %s: %s", r.image,
 			 strerror(errno));
 		ev_fs_free(out);
 		return EV_EIO;
@@ -543,8 +544,8 @@ int ev_fs_read_fiemap(const char *image, int fd, u64 data_blocks,
 		r.btrfs = true;
 		load_btrfs_chunks(&r);
 	}
-	r.ibuf = xmalloc((size_t)EV_CMP_BLOCKS * block_size);
-	r.cbuf = xmalloc((size_t)EV_CMP_BLOCKS * block_size);
+	r.ibuf = xmalloc((size_t)EV_CMP_BLOCKS * r.bs);
+	r.cbuf = xmalloc((size_t)EV_CMP_BLOCKS * r.bs);
 	err = walk(&r);
 	if (!err)
 		err = ev_fs_make_inodes(out, map_file, &r);
@@ -555,8 +556,9 @@ int ev_fs_read_fiemap(const char *image, int fd, u64 data_blocks,
 		ev_fs_free(out);
 		return err;
 	}
-	/* Free space is unknown: every block no file owns is residual. */
-	out->used = xmalloc(ev_div_round_up(data_blocks, 8));
-	memset(out->used, 0xff, ev_div_round_up(data_blocks, 8));
+	/*
+	 * Free space is unknown: out->used stays NULL, so every block no file
+	 * owns is residual.
+	 */
 	return 0;
 }

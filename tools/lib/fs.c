@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What the filesystem readers share: telling which filesystem an image
- * holds, recording its files once the reader has found them, and freeing
- * what a reader produced.
+ * holds and picking the reader, recording its files once the reader has
+ * found them, and freeing what a reader produced.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +36,54 @@ const char *ev_fs_probe(int fd, u64 size)
 			return magics[i].type;
 	}
 	return NULL;
+}
+
+static const struct {
+	const char *name;
+	int (*read)(const struct ev_fs_image *img, struct ev_fs *fs);
+} readers[] = {
+	[EV_FS_AUTO] = { "auto", NULL },
+	[EV_FS_EXT4] = { "ext4", ev_fs_read_ext4 },
+	[EV_FS_FIEMAP] = { "fiemap", ev_fs_read_fiemap },
+	[EV_FS_RAW] = { "raw", ev_fs_read_raw },
+};
+
+int ev_fs_type_by_name(const char *name, enum ev_fs_type *type)
+{
+	size_t i;
+
+	for (i = 0; i < EV_ARRAY_SIZE(readers); i++) {
+		if (!strcmp(name, readers[i].name)) {
+			*type = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int ev_fs_read(struct ev_fs_image *img, enum ev_fs_type type,
+	       struct ev_fs *fs)
+{
+	const char *probed;
+
+	memset(fs, 0, sizeof(*fs));
+	img->probed = type == EV_FS_AUTO;
+	if (img->probed) {
+		probed = ev_fs_probe(img->fd,
+				     img->data_blocks * img->block_size);
+		if (!probed) {
+			ev_error("%s holds no filesystem extverity knows "
+				 "(ext2/3/4, xfs, btrfs, erofs, squashfs); use "
+				 "--fs=raw to protect it as raw data",
+				 img->path);
+			return EV_EUSAGE;
+		}
+		type = strcmp(probed, "ext4") ? EV_FS_FIEMAP : EV_FS_EXT4;
+		ev_debug("%s: %s, read %s", img->path, probed,
+			 type == EV_FS_EXT4 ? "with libext2fs" :
+			 "through FIEMAP");
+	}
+	return readers[type].read(img, fs);
 }
 
 int ev_fs_add_path(struct ev_fs *fs, size_t *cap, const char *path,

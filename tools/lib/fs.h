@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What every filesystem reader produces for the format step: the regular
- * files with their paths and the image blocks that hold their data, and
- * which image blocks are in use.  The readers are ext4.c (libext2fs, offline)
- * and fiemap.c (a read-only loop mount and FS_IOC_FIEMAP); a raw image has
- * no struct ev_fs at all.  layout.c consumes the result without knowing
- * which reader made it.
+ * The one interface between the filesystem readers and the format step.
+ * Every reader is given the same struct ev_fs_image and fills in the same
+ * struct ev_fs: the regular files with their paths and the image blocks
+ * that hold their data, and which image blocks are in use.  The readers are
+ * ext4.c (libext2fs, offline), fiemap.c (a read-only loop mount and
+ * FS_IOC_FIEMAP) and raw.c (no files at all); ev_fs_read() is the one place
+ * that picks one, and layout.c consumes the result without knowing which
+ * reader made it.
  */
 #ifndef EXTVERITY_FS_H
 #define EXTVERITY_FS_H
@@ -47,8 +49,9 @@ struct ev_inode {
  * @inodes: the distinct regular files, sorted by inode number
  * @nr_inodes: their number
  * @used: one bit per image block, set for blocks the filesystem allocates
- *	(and for blocks outside the filesystem's bitmap); a reader that does
- *	not know free space sets them all
+ *	(and for blocks outside the filesystem's bitmap); NULL when the
+ *	reader does not know free space (raw, fiemap), which makes every
+ *	block in use: a bitmap of ones would cost a bit per block for nothing
  * @mounted: @root_fd is open
  * @root_fd: the directory struct ev_inode.src paths are relative to, kept
  *	open until ev_fs_free() because the trees are hashed through it; for
@@ -65,6 +68,49 @@ struct ev_fs {
 };
 
 /**
+ * struct ev_fs_image - the image every reader is given
+ * @path: its file or device name, for messages (and for libext2fs)
+ * @fd: the image, opened read-only
+ * @data_blocks: blocks of the data image; an appended hash area past them
+ *	is not part of it
+ * @block_size: the data block size
+ * @probed: the reader was picked by ev_fs_probe(), not named by the user,
+ *	so a refusal also says how to protect the image as raw data
+ */
+struct ev_fs_image {
+	const char *path;
+	int fd;
+	u64 data_blocks;
+	u32 block_size;
+	bool probed;
+};
+
+/* The readers, as `format --fs=` names them. */
+enum ev_fs_type {
+	EV_FS_AUTO,
+	EV_FS_EXT4,
+	EV_FS_FIEMAP,
+	EV_FS_RAW,
+};
+
+/* The reader called @name ("auto", "ext4", "fiemap", "raw"); 0 or -EINVAL. */
+int ev_fs_type_by_name(const char *name, enum ev_fs_type *type);
+
+/**
+ * ev_fs_read() - read an image with the reader @type names
+ * @img: the image (@img->probed is set here)
+ * @type: the reader; EV_FS_AUTO reads ext2/3/4 offline with libext2fs and
+ *	any other filesystem ev_fs_probe() knows through FIEMAP, and refuses
+ *	an image without one, so that protecting it as raw data is a
+ *	deliberate choice
+ * @fs: filled in; free it with ev_fs_free(), also after an error
+ *
+ * Return: 0 or an exit code, with the error printed.
+ */
+int ev_fs_read(struct ev_fs_image *img, enum ev_fs_type type,
+	       struct ev_fs *fs);
+
+/**
  * ev_fs_probe() - name the filesystem in an image by its magic number
  * @fd: the image
  * @size: bytes of it that belong to the data image
@@ -76,6 +122,39 @@ const char *ev_fs_probe(int fd, u64 size);
 
 /* Free @fs and release its mount, if any; may be called again. */
 void ev_fs_free(struct ev_fs *fs);
+
+/*
+ * The readers, each called only through ev_fs_read().  Each returns 0 or an
+ * exit code with the error printed; @fs is zeroed first.
+ */
+
+/* ext4.c */
+/*
+ * ext2/3/4 read offline with libext2fs: the directory walk, each regular
+ * file's mapping and the block bitmap, cross-checked against each other.
+ * The filesystem's block size must be the data block size.
+ */
+int ev_fs_read_ext4(const struct ev_fs_image *img, struct ev_fs *fs);
+
+/* fiemap.c */
+/*
+ * Any image the kernel can mount (XFS, btrfs, EROFS, squashfs, ext4, ...),
+ * through a read-only loop mount limited to the data blocks, a directory
+ * walk and FS_IOC_FIEMAP; needs CAP_SYS_ADMIN.  Every file's content is
+ * read through the mount; an image block becomes part of a file's tree only
+ * when FIEMAP maps it as a plain, aligned extent and its bytes equal the
+ * file's.  Free space is not known here (fs->used is NULL).  fs->root_fd
+ * keeps the detached mount alive until ev_fs_free(), which the hashing
+ * needs; nothing stays mounted or attached on error.
+ */
+int ev_fs_read_fiemap(const struct ev_fs_image *img, struct ev_fs *fs);
+
+/* raw.c */
+/*
+ * No filesystem: no files, and every block in use, so that the whole image
+ * is covered by the residual tree.
+ */
+int ev_fs_read_raw(const struct ev_fs_image *img, struct ev_fs *fs);
 
 /*
  * For the readers.  However a reader finds the files, it records them the

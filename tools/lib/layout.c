@@ -140,6 +140,8 @@ static int hash_files(struct ctx *c, int fd)
 	size_t i;
 	int err;
 
+	if (!c->nr_inodes)
+		return 0;
 	c->itrees = xcalloc(c->nr_inodes, sizeof(*c->itrees));
 	for (i = 0; i < c->nr_inodes; i++) {
 		struct ev_inode *in = &c->fs->inodes[i];
@@ -190,8 +192,13 @@ static void add_owned(struct ctx *c, u64 phys, u64 leaf, u64 count,
  */
 static void claim_blocks(struct ctx *c)
 {
-	u8 *claimed = xcalloc(ev_div_round_up(c->p.data_blocks, 8), 1);
+	u8 *claimed;
 	size_t i, r;
+
+	/* A raw image has no files: no bitmap of a bit per block for them. */
+	if (!c->nr_inodes)
+		return;
+	claimed = xcalloc(ev_div_round_up(c->p.data_blocks, 8), 1);
 
 	for (i = 0; i < c->nr_inodes; i++) {
 		const struct ev_tree *t = &c->itrees[i];
@@ -369,7 +376,7 @@ static void add_residual(struct ctx *c, u64 phys, u64 rank, u64 count)
 /* Blocks [from, to) owned by no file: residual if allocated, else zero. */
 static void sweep_gap(struct ctx *c, u64 from, u64 to, u64 *rank)
 {
-	const u8 *used = c->fs ? c->fs->used : NULL;
+	const u8 *used = c->fs->used;	/* NULL: every block in use */
 
 	while (from < to) {
 		bool u = !used || ev_test_bit(used, from);
@@ -431,7 +438,7 @@ static u8 *build_files(struct ctx *c, size_t *len)
 	u8 *buf = NULL;
 	const char *prev = "";
 
-	for (i = 0; c->fs && i < c->fs->nr_paths; i++) {
+	for (i = 0; i < c->fs->nr_paths; i++) {
 		const struct ev_path *pa = &c->fs->paths[i];
 		size_t plen = strlen(pa->path), pre = 0;
 		struct extverity_file f;
@@ -516,8 +523,7 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		    ev_div_round_up(tree_bytes, bs), c->nr_trees,
 		    p->tree_entry_size);
 	set_section(&sb, EXTVERITY_SECT_FILES, &next,
-		    ev_div_round_up(files_len, bs),
-		    c->fs ? c->fs->nr_paths : 0, 0);
+		    ev_div_round_up(files_len, bs), c->fs->nr_paths, 0);
 	tops_start = next;
 	set_section(&sb, EXTVERITY_SECT_TOPS, &next,
 		    ev_div_round_up(tops_len, bs), 0, 0);
@@ -594,7 +600,7 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	out->hash_blocks = next;
 	out->extents = c->map.n;
 	out->trees = c->nr_trees;
-	out->files = c->fs ? c->fs->nr_paths : 0;
+	out->files = c->fs->nr_paths;
 	out->zero_blocks = c->zero_blocks;
 	/* The scratch file now belongs to @out (ev_area_out_free()). */
 	area->fd = c->scratch;
@@ -652,7 +658,7 @@ static int check_paths(const struct ev_fs *fs)
 {
 	size_t i;
 
-	for (i = 0; fs && i < fs->nr_paths; i++) {
+	for (i = 0; i < fs->nr_paths; i++) {
 		const struct ev_path *pa = &fs->paths[i];
 		size_t len = strlen(pa->path);
 
@@ -680,16 +686,13 @@ int ev_build_area(const struct ev_format_opts *o, struct ev_fs *fs, int fd,
 	if (err)
 		return err;
 	set_params(&c);
-	c.nr_inodes = fs ? fs->nr_inodes : 0;
-	if (fs) {
-		err = hash_files(&c, fd);
-		if (err)
-			goto out;
-		claim_blocks(&c);
-		if (c.nr_owned)	/* qsort(NULL, 0) is undefined */
-			qsort(c.owned, c.nr_owned, sizeof(*c.owned),
-			      cmp_owned);
-	}
+	c.nr_inodes = fs->nr_inodes;
+	err = hash_files(&c, fd);
+	if (err)
+		goto out;
+	claim_blocks(&c);
+	if (c.nr_owned)	/* qsort(NULL, 0) is undefined */
+		qsort(c.owned, c.nr_owned, sizeof(*c.owned), cmp_owned);
 	order_trees(&c);
 	err = build_map(&c, fd);
 	if (err)

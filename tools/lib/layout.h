@@ -61,7 +61,8 @@ struct ev_area_out {
 /**
  * ev_build_area() - hash an image and lay out its hash area
  * @o: format options
- * @fs: the filesystem as a reader (fs.h) made it, or NULL for a raw image
+ * @fs: the filesystem as a reader made it (ev_fs_read(); raw.c's for an
+ *	image without one)
  * @fd: the data image, read at physical block offsets
  * @out: filled in
  *

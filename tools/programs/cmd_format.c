@@ -11,9 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ext4.h"
 #include "extverity.h"
-#include "fiemap.h"
 #include "layout.h"
 #include "parallel.h"
 #include "progress.h"
@@ -37,8 +35,6 @@ static const struct option longopts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
-
-enum fs_mode { FS_AUTO, FS_EXT4, FS_FIEMAP, FS_RAW };
 
 /* Size of a regular file or block device; 0 or an exit code. */
 static int data_size_of(int fd, const char *path, u64 *size)
@@ -129,7 +125,7 @@ static void print_result(const struct ev_format_opts *o,
 /* Parse the options into @o; 0 or an exit code. */
 static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 		      struct ev_format_opts *o, u64 *offset,
-		      enum fs_mode *fs, bool *json, bool *progress,
+		      enum ev_fs_type *fs, bool *json, bool *progress,
 		      const char **root_file)
 {
 	bool seen[10] = { false }, have_salt = false, have_uuid = false;
@@ -181,15 +177,7 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 				return EV_EUSAGE;
 			break;
 		case OPT_FS:
-			if (!strcmp(optarg, "auto")) {
-				*fs = FS_AUTO;
-			} else if (!strcmp(optarg, "ext4")) {
-				*fs = FS_EXT4;
-			} else if (!strcmp(optarg, "fiemap")) {
-				*fs = FS_FIEMAP;
-			} else if (!strcmp(optarg, "raw")) {
-				*fs = FS_RAW;
-			} else {
+			if (ev_fs_type_by_name(optarg, fs)) {
 				ev_error("invalid --fs '%s' (auto, ext4, fiemap "
 					 "or raw)", optarg);
 				return EV_EUSAGE;
@@ -260,45 +248,13 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 	return 0;
 }
 
-/*
- * Read the filesystem as @mode says.  --fs=auto reads ext2/3/4 offline with
- * libext2fs (no mount, no root) and anything else the kernel can mount
- * through FIEMAP; an image with no filesystem it knows is refused, so that
- * protecting it as raw data is a deliberate choice.
- */
-static int read_fs(const char *image, int fd, const struct ev_format_opts *o,
-		   enum fs_mode mode, struct ev_fs *fs)
-{
-	u32 bs = 1U << o->log_blocksize;
-	bool auto_mode = mode == FS_AUTO;
-	const char *type;
-
-	if (auto_mode) {
-		type = ev_fs_probe(fd, o->data_blocks * bs);
-		if (!type) {
-			ev_error("%s holds no filesystem extverity knows "
-				 "(ext2/3/4, xfs, btrfs, erofs, squashfs); use "
-				 "--fs=raw to protect it as raw data", image);
-			return EV_EUSAGE;
-		}
-		mode = strcmp(type, "ext4") ? FS_FIEMAP : FS_EXT4;
-		ev_debug("%s: %s, read %s", image, type,
-			 mode == FS_EXT4 ? "with libext2fs" : "through FIEMAP");
-	}
-	if (mode == FS_EXT4)
-		return ev_fs_read_ext4(image, o->data_blocks, bs, fs,
-				       auto_mode);
-	if (mode == FS_FIEMAP)
-		return ev_fs_read_fiemap(image, fd, o->data_blocks, bs, fs);
-	return 0;
-}
-
 int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 {
 	struct ev_format_opts o;
 	struct ev_area_out r;
 	struct ev_fs fs;
-	enum fs_mode mode = FS_AUTO;
+	struct ev_fs_image img;
+	enum ev_fs_type type = EV_FS_AUTO;
 	u64 offset = 0, size;
 	bool json = false, progress = false, same;
 	const char *image, *hashfile, *root_file = NULL;
@@ -310,7 +266,7 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	memset(&fs, 0, sizeof(fs));
 	memset(&r, 0, sizeof(r));
 	r.area.fd = -1;
-	err = parse_opts(cmd, argc, argv, &o, &offset, &mode, &json,
+	err = parse_opts(cmd, argc, argv, &o, &offset, &type, &json,
 			 &progress, &root_file);
 	if (err)
 		return err;
@@ -354,10 +310,13 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 		ev_error("%s is too large", image);
 		goto out;
 	}
-	err = read_fs(image, fd, &o, mode, &fs);
+	img = (struct ev_fs_image){ .path = image, .fd = fd,
+				    .data_blocks = o.data_blocks,
+				    .block_size = bs };
+	err = ev_fs_read(&img, type, &fs);
 	if (err)
 		goto out;
-	err = ev_build_area(&o, mode == FS_RAW ? NULL : &fs, fd, &r);
+	err = ev_build_area(&o, &fs, fd, &r);
 	/* Unmount before writing: the hash area may go into the image. */
 	ev_fs_free(&fs);
 	if (err)
