@@ -87,30 +87,36 @@ static int errno_code(int err)
 	}
 }
 
-static struct dm_task *task(int type, const char *name)
+/*
+ * A libdevmapper task of @type on device @name (NULL: none) in *@dmt; 0, or
+ * an exit code with the error printed.
+ */
+static int task(int type, const char *name, struct dm_task **dmt)
 {
-	struct dm_task *dmt = dm_task_create(type);
-
-	if (!dmt) {
-		ev_error("out of memory");
-		exit(EV_ENOMEM);
+	*dmt = dm_task_create(type);
+	if (!*dmt) {
+		ev_error("out of memory for a device-mapper request");
+		return EV_ENOMEM;
 	}
-	if (name && !dm_task_set_name(dmt, name)) {
-		dm_task_destroy(dmt);
-		return NULL;
+	/* libdevmapper has said why (a name too long, most likely). */
+	if (name && !dm_task_set_name(*dmt, name)) {
+		dm_task_destroy(*dmt);
+		*dmt = NULL;
+		return EV_EUSAGE;
 	}
-	return dmt;
+	return 0;
 }
 
 int ev_dm_info(const char *name, struct ev_dm_info *info)
 {
-	struct dm_task *dmt = task(DM_DEVICE_INFO, name);
+	struct dm_task *dmt;
 	struct dm_info di;
-	int err = 0;
+	int err;
 
 	memset(info, 0, sizeof(*info));
-	if (!dmt)
-		return EV_EUSAGE;
+	err = task(DM_DEVICE_INFO, name, &dmt);
+	if (err)
+		return err;
 	if (!dm_task_run(dmt) || !dm_task_get_info(dmt, &di)) {
 		ev_error("cannot get information about device %s", name);
 		err = errno_code(dm_task_get_errno(dmt));
@@ -127,16 +133,16 @@ int ev_dm_info(const char *name, struct ev_dm_info *info)
 
 int ev_dm_target(const char *name, bool status, struct ev_dm_target *t)
 {
-	struct dm_task *dmt = task(status ? DM_DEVICE_STATUS : DM_DEVICE_TABLE,
-				   name);
+	struct dm_task *dmt;
 	char *type = NULL, *params = NULL;
 	uint64_t start, len;
 	void *next;
-	int err = 0;
+	int err;
 
 	memset(t, 0, sizeof(*t));
-	if (!dmt)
-		return EV_EUSAGE;
+	err = task(status ? DM_DEVICE_STATUS : DM_DEVICE_TABLE, name, &dmt);
+	if (err)
+		return err;
 	if (!dm_task_run(dmt)) {
 		ev_error("cannot read the table of device %s", name);
 		err = errno_code(dm_task_get_errno(dmt));
@@ -164,24 +170,28 @@ void ev_dm_target_free(struct ev_dm_target *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static bool target_listed(const char *type)
+/* Set *@found to whether the kernel lists target @type; 0 or an exit code. */
+static int target_listed(const char *type, bool *found)
 {
-	struct dm_task *dmt = task(DM_DEVICE_LIST_VERSIONS, NULL);
+	struct dm_task *dmt;
 	struct dm_versions *v, *last;
-	bool found = false;
+	int err;
 
-	if (dmt && dm_task_run(dmt)) {
+	*found = false;
+	err = task(DM_DEVICE_LIST_VERSIONS, NULL, &dmt);
+	if (err)
+		return err;
+	if (dm_task_run(dmt)) {
 		v = dm_task_get_versions(dmt);
 		do {
 			last = v;
 			if (!strcmp(v->name, type))
-				found = true;
+				*found = true;
 			v = (void *)((char *)v + v->next);
-		} while (!found && last != v);
+		} while (!*found && last != v);
 	}
-	if (dmt)
-		dm_task_destroy(dmt);
-	return found;
+	dm_task_destroy(dmt);
+	return 0;
 }
 
 /* Run `modprobe -q dm-TYPE` quietly; any failure is the caller's to see. */
@@ -207,12 +217,14 @@ static void modprobe(const char *type)
 		waitpid(pid, &status, 0);
 }
 
-bool ev_dm_has_target(const char *type)
+int ev_dm_has_target(const char *type, bool *has)
 {
-	if (target_listed(type))
-		return true;
+	int err = target_listed(type, has);
+
+	if (err || *has)
+		return err;
 	modprobe(type);
-	return target_listed(type);
+	return target_listed(type, has);
 }
 
 /* Open /dev/kmsg at its end, to read what the kernel says next; or -1. */
@@ -264,13 +276,14 @@ static void sync_nodes(uint32_t cookie)
 int ev_dm_create(const char *name, const char *uuid, u64 sectors,
 		 const char *type, const char *params)
 {
-	struct dm_task *dmt = task(DM_DEVICE_CREATE, name);
+	struct dm_task *dmt;
 	struct ev_dm_info info;
 	uint32_t cookie = 0;
-	int err = 0, kmsg;
+	int err, kmsg;
 
-	if (!dmt)
-		return EV_EUSAGE;
+	err = task(DM_DEVICE_CREATE, name, &dmt);
+	if (err)
+		return err;
 	ev_debug("creating %s (UUID %s): 0 %llu %s %s", name,
 		 uuid ? uuid : "none", (unsigned long long)sectors, type,
 		 params);
@@ -309,12 +322,13 @@ int ev_dm_create(const char *name, const char *uuid, u64 sectors,
 
 int ev_dm_remove(const char *name, bool deferred)
 {
-	struct dm_task *dmt = task(DM_DEVICE_REMOVE, name);
+	struct dm_task *dmt;
 	uint32_t cookie = 0;
-	int err = 0;
+	int err;
 
-	if (!dmt)
-		return EV_EUSAGE;
+	err = task(DM_DEVICE_REMOVE, name, &dmt);
+	if (err)
+		return err;
 	ev_debug("removing %s%s", name, deferred ? " (deferred)" : "");
 	/* udev (blkid) may hold the device for a moment after a change. */
 	if (use_udev)

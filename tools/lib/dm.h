@@ -47,10 +47,11 @@ int ev_dm_target(const char *name, bool status, struct ev_dm_target *t);
 void ev_dm_target_free(struct ev_dm_target *t);
 
 /*
- * True when the kernel knows target @type, after trying
- * `modprobe dm-<type>` once when it does not.
+ * Set *@has to whether the kernel knows target @type, after trying
+ * `modprobe dm-<type>` once when it does not; 0, or an exit code with the
+ * error printed when it cannot be asked.
  */
-bool ev_dm_has_target(const char *type);
+int ev_dm_has_target(const char *type, bool *has);
 
 /**
  * ev_dm_create() - create a read-only device with one target

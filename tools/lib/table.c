@@ -100,8 +100,8 @@ char *ev_table_format(const struct ev_table_line *t)
 
 	fp = open_memstream(&line, &size);
 	if (!fp) {
-		ev_error("out of memory");
-		exit(EV_ENOMEM);
+		ev_error("out of memory for the table line");
+		return NULL;
 	}
 	fprintf(fp, "%u", t->version);
 	put_word(fp, t->data);
@@ -123,9 +123,11 @@ char *ev_table_format(const struct ev_table_line *t)
 		fprintf(fp, " %s", EV_SIG_TABLE_OPT);
 		put_word(fp, t->sig_key);
 	}
+	/* A stream in memory fails only when it cannot grow. */
 	if (fclose(fp) || !line) {
-		ev_error("out of memory");
-		exit(EV_ENOMEM);
+		ev_error("out of memory for the table line");
+		free(line);
+		return NULL;
 	}
 	return line;
 }

@@ -66,7 +66,8 @@ struct ev_table_line {
  * "1 DATA HASH SECTOR ALG ROOT [N OPTS...]", allocated.  Whitespace and
  * backslashes in the device names, the algorithm and the key description
  * are escaped with a backslash, as the kernel's dm_split_args() expects;
- * none of the words may be empty.
+ * none of the words may be empty.  NULL, with the error printed, when there
+ * is no memory for it.
  */
 char *ev_table_format(const struct ev_table_line *t);
 
@@ -117,7 +118,8 @@ u64 ev_table_sectors(const struct ev_area *a);
  * @sig_key_desc: description of the key holding the root digest's
  *	signature (root_hash_sig_key_desc), or NULL
  *
- * Return: "1 DATA HASH SECTOR ALG ROOT [N OPTS...]", allocated.
+ * Return: "1 DATA HASH SECTOR ALG ROOT [N OPTS...]", allocated; NULL,
+ * with the error printed, when there is no memory for it.
  */
 char *ev_table_params(const struct ev_area *a, const char *data,
 		      const char *hash, unsigned int flags,

@@ -101,6 +101,7 @@ static int do_open(const char *args[], u64 offset, unsigned int flags,
 	int dfd = -1, hfd = -1, err;
 	struct stat dst, hst;
 	struct ev_dm_info info;
+	bool has_target;
 	dev_t ddev, hdev;
 	struct ev_area a;
 
@@ -125,7 +126,9 @@ static int do_open(const char *args[], u64 offset, unsigned int flags,
 		ev_error("device %s already exists", name);
 		err = EV_EBUSY;
 	}
-	if (!err && !ev_dm_has_target(EXTVERITY_TARGET_NAME)) {
+	if (!err)
+		err = ev_dm_has_target(EXTVERITY_TARGET_NAME, &has_target);
+	if (!err && !has_target) {
 		ev_error("dm-extverity target not available (load "
 			 "dm-extverity.ko)");
 		err = EV_EIO;
@@ -142,6 +145,10 @@ static int do_open(const char *args[], u64 offset, unsigned int flags,
 	snprintf(dstr, sizeof(dstr), "%u:%u", major(ddev), minor(ddev));
 	snprintf(hstr, sizeof(hstr), "%u:%u", major(hdev), minor(hdev));
 	params = ev_table_params(&a, dstr, hstr, flags, sig_desc);
+	if (!params) {
+		err = EV_ENOMEM;
+		goto out;
+	}
 	dm_uuid(a.sb.uuid, name, uuid);
 	err = ev_dm_create(name, uuid, ev_table_sectors(&a),
 			   EXTVERITY_TARGET_NAME, params);

@@ -79,6 +79,10 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 	}
 	params = ev_table_params(&a, argv[optind], argv[optind + 1], flags,
 				 sig_key);
+	if (!params) {
+		ev_area_close(&a);
+		return EV_ENOMEM;
+	}
 	printf("0 %" PRIu64 " %s %s\n", ev_table_sectors(&a),
 	       EXTVERITY_TARGET_NAME, params);
 	free(params);
