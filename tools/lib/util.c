@@ -41,6 +41,10 @@ void ev_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The one place the library exits (util.h says why): every allocation of
+ * the tool's own bookkeeping comes through here.
+ */
 static void *check_alloc(void *p)
 {
 	if (!p) {

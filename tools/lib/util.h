@@ -43,7 +43,20 @@ extern int ev_verbosity;
  */
 __printf(1, 2) void ev_debug(const char *fmt, ...);
 
-/* Allocators that print an error and exit with EV_ENOMEM on failure. */
+/*
+ * Allocators that print an error and exit with EV_ENOMEM on failure: the
+ * one point where library code exits instead of returning an error.  They
+ * are called from some eighty places, most deep in loops that have no other
+ * error path (a path list growing, a tree's top), on Linux where an
+ * overcommitting kernel rarely lets malloc() fail at all; giving each an
+ * error path would add far more untested code than it would save.  Exiting
+ * is safe because nothing the tool writes can be left half-done by it:
+ * format's scratch file is unlinked from the start, its output goes to a
+ * temporary file renamed into place or over a zeroed superblock, and
+ * ev_write_area_data() allocates before it creates or writes anything.
+ * Everything else (OpenSSL, libdevmapper, a stream in memory) returns its
+ * errors to the caller.
+ */
 void *xmalloc(size_t size);
 void *xzalloc(size_t size);
 void *xcalloc(size_t n, size_t size);

@@ -17,8 +17,9 @@
 #define COPY_CHUNK	(1024 * 1024)
 
 /*
- * Write @d at @offset of @fd; 0 or -errno, with *@scratch saying whether the
- * error was reading the scratch file (true) or writing @fd.
+ * Write @d at @offset of @fd, copying its pieces through @buf (COPY_CHUNK
+ * bytes, or NULL when there are none); 0 or -errno, with *@scratch saying
+ * whether the error was reading the scratch file (true) or writing @fd.
  *
  * The superblock goes last, once what it describes is on disk, and with
  * @over_old (an area written over one that may be there) the old one is
@@ -26,11 +27,10 @@
  * superblock that describes what is not there.
  */
 static int write_all(int fd, u64 offset, const struct ev_area_data *d,
-		     bool over_old, bool *scratch)
+		     bool over_old, u8 *buf, bool *scratch)
 {
 	static const u8 zero[sizeof(struct extverity_superblock)];
 	u64 sb = d->mem_len < sizeof(zero) ? d->mem_len : sizeof(zero);
-	u8 *buf = NULL;
 	size_t i;
 	int err = 0;
 
@@ -46,8 +46,6 @@ static int write_all(int fd, u64 offset, const struct ev_area_data *d,
 		const struct ev_area_piece *pc = &d->pieces[i];
 		u64 done, n;
 
-		if (!buf)
-			buf = xmalloc(COPY_CHUNK);
 		for (done = 0; !err && done < pc->len; done += n) {
 			n = pc->len - done > COPY_CHUNK ? COPY_CHUNK :
 			    pc->len - done;
@@ -59,7 +57,6 @@ static int write_all(int fd, u64 offset, const struct ev_area_data *d,
 			err = ev_pwrite(fd, buf, n, offset + pc->dst + done);
 		}
 	}
-	free(buf);
 	if (!err && fdatasync(fd))
 		err = -errno;
 	if (!err)
@@ -77,7 +74,7 @@ static void write_error(const char *path, int err, bool scratch)
 }
 
 static int write_in_place(const char *path, u64 offset,
-			  const struct ev_area_data *d, bool is_dev)
+			  const struct ev_area_data *d, bool is_dev, u8 *buf)
 {
 	struct stat st;
 	int fd = open(path, O_WRONLY);
@@ -93,7 +90,7 @@ static int write_in_place(const char *path, u64 offset,
 	}
 	/* A device, or a file written before its end, may hold an area. */
 	err = write_all(fd, offset, d, is_dev || offset < (u64)st.st_size,
-			&scratch);
+			buf, &scratch);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (err) {
@@ -130,7 +127,7 @@ static int sync_dir(const char *dir)
 }
 
 static int write_replace(const char *path, u64 offset,
-			 const struct ev_area_data *d)
+			 const struct ev_area_data *d, u8 *buf)
 {
 	char *copy = xstrdup(path), *tmp;
 	const char *dir = dirname(copy);
@@ -150,7 +147,7 @@ static int write_replace(const char *path, u64 offset,
 		free(tmp);
 		return EV_EIO;
 	}
-	err = write_all(fd, offset, d, false, &scratch);
+	err = write_all(fd, offset, d, false, buf, &scratch);
 	if (!err && fchmod(fd, 0666 & ~mask))
 		err = -errno;
 	if (!err && fsync(fd))
@@ -183,19 +180,28 @@ int ev_write_area_data(const char *path, u64 offset,
 		       const struct ev_area_data *d)
 {
 	struct stat st;
+	bool exists = !stat(path, &st);
+	u8 *buf;
+	int err;
 
-	if (!stat(path, &st)) {
-		if (S_ISBLK(st.st_mode))
-			return write_in_place(path, offset, d, true);
-		if (!S_ISREG(st.st_mode)) {
-			ev_error("%s is not a regular file or block device",
-				 path);
-			return EV_EIO;
-		}
-		if (offset)
-			return write_in_place(path, offset, d, false);
+	/*
+	 * Allocated before anything is written: the allocators exit when
+	 * memory runs out (util.h), which must not happen once a temporary
+	 * file exists or an area is half-written in place.
+	 */
+	buf = d->nr_pieces ? xmalloc(COPY_CHUNK) : NULL;
+	if (exists && S_ISBLK(st.st_mode)) {
+		err = write_in_place(path, offset, d, true, buf);
+	} else if (exists && !S_ISREG(st.st_mode)) {
+		ev_error("%s is not a regular file or block device", path);
+		err = EV_EIO;
+	} else if (exists && offset) {
+		err = write_in_place(path, offset, d, false, buf);
+	} else {
+		err = write_replace(path, offset, d, buf);
 	}
-	return write_replace(path, offset, d);
+	free(buf);
+	return err;
 }
 
 int ev_write_area(const char *path, u64 offset, const void *buf, size_t len)
