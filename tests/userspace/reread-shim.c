@@ -5,7 +5,9 @@
  * NBD).  Reads of the file named by SHIM_PATH return its bytes the first
  * time a read covers byte SHIM_OFF, and from then on the bytes of file
  * SHIM_FORGED (SHIM_LEN bytes) at SHIM_OFF.  Whatever checked the first
- * read must not trust the second.
+ * read must not trust the second.  With SHIM_LOG set, each read of
+ * SHIM_PATH is also noted there as "OFFSET LENGTH", to show what is read
+ * more than once.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -19,24 +21,48 @@
 
 static int covered;
 
-static void forge(int fd, char *buf, ssize_t got, off_t off)
+/* Whether @fd is the file SHIM_PATH names. */
+static int is_shim_path(int fd)
 {
-	const char *path = getenv("SHIM_PATH"), *forged = getenv("SHIM_FORGED");
-	long long at, len, i;
+	const char *path = getenv("SHIM_PATH");
 	char link[64], name[PATH_MAX];
 	ssize_t n;
-	int ffd;
 
-	if (!path || !forged || !getenv("SHIM_OFF") || !getenv("SHIM_LEN"))
-		return;
-	at = atoll(getenv("SHIM_OFF"));
-	len = atoll(getenv("SHIM_LEN"));
+	if (!path)
+		return 0;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, name, sizeof(name) - 1);
 	if (n <= 0)
-		return;
+		return 0;
 	name[n] = '\0';
-	if (strcmp(name, path) || off > at || off + got <= at)
+	return !strcmp(name, path);
+}
+
+static void note(ssize_t got, off_t off)
+{
+	const char *log = getenv("SHIM_LOG");
+	FILE *f;
+
+	if (!log)
+		return;
+	f = fopen(log, "a");
+	if (!f)
+		return;
+	fprintf(f, "%lld %lld\n", (long long)off, (long long)got);
+	fclose(f);
+}
+
+static void forge(char *buf, ssize_t got, off_t off)
+{
+	const char *forged = getenv("SHIM_FORGED");
+	long long at, len, i;
+	int ffd;
+
+	if (!forged || !getenv("SHIM_OFF") || !getenv("SHIM_LEN"))
+		return;
+	at = atoll(getenv("SHIM_OFF"));
+	len = atoll(getenv("SHIM_LEN"));
+	if (off > at || off + got <= at)
 		return;
 	if (covered++ == 0)
 		return;
@@ -57,10 +83,11 @@ ssize_t pread(int fd, void *buf, size_t count, off_t off)
 	if (!real)
 		real = dlsym(RTLD_NEXT, "pread");
 	got = real(fd, buf, count, off);
-	if (got > 0 && !getenv("SHIM_BUSY")) {
+	if (got > 0 && !getenv("SHIM_BUSY") && is_shim_path(fd)) {
 		/* forge() reads the forged file with pread too. */
 		setenv("SHIM_BUSY", "1", 1);
-		forge(fd, buf, got, off);
+		note(got, off);
+		forge(buf, got, off);
 		unsetenv("SHIM_BUSY");
 	}
 	return got;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Userspace verification of a whole image: each tree's stored hash blocks
- * are checked from its authenticated root down, then every data block of
+ * are checked from its authenticated root down, and every data block of
  * every file or residual extent against its leaf digest, so a report can
- * name exactly what is damaged.  Trees are read a chunk at a time, never
+ * name exactly what is damaged.  Each hash block is read once and used as
+ * it was checked in memory.  Trees are read a window at a time, never
  * whole: a sparse file's tree is as large as its apparent size.
  */
 #include <fcntl.h>
@@ -18,6 +19,17 @@
 #include "progress.h"
 #include "verify.h"
 
+/* Hash blocks read at a time from one level. */
+#define WIN	32
+
+/* Blocks [@first, @first + @n) of one level, read and checked in memory. */
+struct vlevel {
+	u8 *blk;
+	u64 first;		/* UINT64_MAX: none */
+	u64 n;
+	bool bad[WIN];		/* did not match, or is under one that did not */
+};
+
 struct vctx {
 	struct ev_area *a;
 	struct ev_hasher h;
@@ -27,11 +39,10 @@ struct vctx {
 	struct ev_path_buf *path;	/* the path of the item being reported */
 	u8 *top;		/* current tree: its top block, zero-padded */
 	u64 levels;		/* ... and its lower levels' byte offset */
-	u8 *vblk[EXTVERITY_MAX_LEVELS];	/* ... one verified block a level */
-	u64 vidx[EXTVERITY_MAX_LEVELS];	/* ... its index, or UINT64_MAX */
-	bool tree_bad;		/* ... a hash block under it did not match */
-	u8 *buf;		/* one chunk of data or hash blocks */
-	u8 *dig;		/* the digests that chunk is checked against */
+	u64 count[EXTVERITY_MAX_LEVELS];	/* ... blocks in each level */
+	struct vlevel lv[EXTVERITY_MAX_LEVELS];	/* ... checked blocks */
+	u32 bad_levels;		/* ... levels reported damaged, a bit each */
+	u8 *buf;		/* one chunk of data blocks */
 	u64 *bad_tops;		/* TOPS blocks whose tops do not match */
 	u32 **bad_top_trees;
 	size_t *bad_top_n;
@@ -217,169 +228,100 @@ static int read_hash(struct vctx *v, void *buf, size_t len, u64 off)
 }
 
 /*
- * Digests [@first, @first + @n) of level @level of the current tree @i,
- * @n at most CHUNK: in the top block, or read into v->dig.  NULL on a read
- * error, with *@ioerr set.
+ * Hash block @idx of level @level of the current tree @i, from the blocks
+ * read and checked against their parents in memory, the parents first, up
+ * to the top (checked against the root): the bytes returned are the bytes
+ * verified, never a second read of them (the hash file may not return the
+ * same bytes twice: a file on storage someone else serves).  Asked for in
+ * increasing order, as check_tree() does, every hash block is read and
+ * hashed once.  NULL on a read error (*@ioerr set), or when the block or
+ * one above it did not match (reported once a level).
  */
-static const u8 *level_digests(struct vctx *v, u32 i, u32 level, u64 first,
-			       u64 n, int *ioerr)
-{
-	const struct extverity_geometry *g = &v->a->geo[i];
-	u32 bs = v->a->p.block_size, ds = v->a->p.digest_size;
+static const u8 *hash_block(struct vctx *v, u32 i, u32 level, u64 idx,
+			    int *ioerr);
 
-	if (level == g->num_levels - 1)
-		return v->top + first * ds;
-	*ioerr = read_hash(v, v->dig, n * ds, v->levels +
-			   g->level_start[level] * bs + first * ds);
-	return *ioerr ? NULL : v->dig;
-}
-
-/*
- * Check tree @i's hash blocks from the root down, a chunk of each level at
- * a time against the digests in the level above, to name a damaged level
- * even where no data uses it.  A level read here is not trusted later: the
- * hash file may not return the same bytes twice (a file on storage someone
- * else serves), so check_extent() verifies again each hash block it uses
- * (verified_block()).  Returns false when the top or a level is damaged.
- */
-static bool check_tree(struct vctx *v, u32 i, int *ioerr)
-{
-	const struct extverity_params *p = &v->a->p;
-	const struct extverity_tree *t = ev_area_tree(v->a, i);
-	const struct extverity_geometry *g = &v->a->geo[i];
-	u32 bs = p->block_size, ds = p->digest_size;
-	u64 top = le64_to_cpu(t->top), count[EXTVERITY_MAX_LEVELS];
-	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
-	const u8 *up;
-	bool ok = true;
-	int l;
-	u64 j, k, n;
-
-	v->tree_bad = false;
-	for (l = 0; l < EXTVERITY_MAX_LEVELS; l++)
-		v->vidx[l] = UINT64_MAX;
-	if (!g->num_levels)
-		return true;
-	v->levels = v->a->offset +
-		    (le64_to_cpu(t->levels) << p->log_blocksize);
-	memset(v->top, 0, bs);
-	*ioerr = read_hash(v, v->top, g->top_len, v->a->offset + top);
-	if (*ioerr)
-		return false;
-	ev_hash_block(&v->h, v->top, digest);
-	if (memcmp(digest, t->root_hash, ds)) {
-		note_bad_top(v, top >> p->log_blocksize, i);
-		return false;
-	}
-	count[0] = ev_div_round_up(g->data_blocks, bs / ds);
-	for (l = 1; l < (int)g->num_levels; l++)
-		count[l] = ev_div_round_up(count[l - 1], bs / ds);
-	for (l = g->num_levels - 2; l >= 0; l--) {
-		bool level_ok = true;
-
-		for (j = 0; j < count[l]; j += n) {
-			n = count[l] - j > CHUNK ? CHUNK : count[l] - j;
-			*ioerr = read_hash(v, v->buf, n * bs, v->levels +
-					   (g->level_start[l] + j) * bs);
-			up = *ioerr ? NULL :
-			     level_digests(v, i, l + 1, j, n, ioerr);
-			if (!up)
-				return false;
-			for (k = 0; k < n; k++) {
-				ev_hash_block(&v->h, v->buf + k * bs, digest);
-				if (memcmp(digest, up + k * ds, ds))
-					level_ok = false;
-			}
-		}
-		if (!level_ok) {
-			/* Named only when reported: most trees are intact. */
-			report_tree(v, i, l);
-			ok = false;
-		}
-	}
-	return ok;
-}
-
-/*
- * Block @idx of level @level of the current tree @i, read and checked
- * against the digest its parent holds, the parent first, up to the top
- * (in memory, checked against the root): the bytes returned are the bytes
- * verified.  One block a level is kept, so extents in leaf order read each
- * hash block once.  NULL on a read error (*@ioerr set) or a mismatch
- * (*@bad_level set to the level).
- */
-static const u8 *verified_block(struct vctx *v, u32 i, u32 level, u64 idx,
-				int *ioerr, int *bad_level)
+/* Read up to WIN blocks of level @level of tree @i from @idx; check them. */
+static int load_window(struct vctx *v, u32 i, u32 level, u64 idx)
 {
 	const struct extverity_params *p = &v->a->p;
 	const struct extverity_geometry *g = &v->a->geo[i];
+	struct vlevel *lv = &v->lv[level];
 	u32 bs = p->block_size, ds = p->digest_size;
 	u64 mask = (1ULL << p->log_digests_per_block) - 1;
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	u64 n = v->count[level] - idx, k;
 	const u8 *parent;
+	int err;
 
-	if (level == g->num_levels - 1)
-		return v->top;
-	if (v->vidx[level] == idx)
-		return v->vblk[level];
-	parent = verified_block(v, i, level + 1,
-				idx >> p->log_digests_per_block, ioerr,
-				bad_level);
-	if (!parent)
-		return NULL;
-	v->vidx[level] = UINT64_MAX;
-	*ioerr = read_hash(v, v->vblk[level], bs, v->levels +
-			   (g->level_start[level] + idx) * bs);
-	if (*ioerr)
-		return NULL;
-	ev_hash_block(&v->h, v->vblk[level], digest);
-	if (memcmp(digest, parent + (idx & mask) * ds, ds)) {
-		*bad_level = level;
-		return NULL;
+	if (n > WIN)
+		n = WIN;
+	lv->first = UINT64_MAX;
+	err = read_hash(v, lv->blk, n * bs, v->levels +
+			(g->level_start[level] + idx) * bs);
+	if (err)
+		return err;
+	for (k = 0; k < n; k++) {
+		parent = hash_block(v, i, level + 1,
+				    (idx + k) >> p->log_digests_per_block,
+				    &err);
+		if (err)
+			return err;
+		/* Under a block that did not match: unknown, not used. */
+		lv->bad[k] = true;
+		if (!parent)
+			continue;
+		ev_hash_block(&v->h, lv->blk + k * bs, digest);
+		if (memcmp(digest, parent + ((idx + k) & mask) * ds, ds)) {
+			if (!(v->bad_levels & (1U << level)))
+				report_tree(v, i, level);
+			v->bad_levels |= 1U << level;
+			continue;
+		}
+		lv->bad[k] = false;
 	}
-	v->vidx[level] = idx;
-	return v->vblk[level];
+	lv->first = idx;
+	lv->n = n;
+	return 0;
+}
+
+static const u8 *hash_block(struct vctx *v, u32 i, u32 level, u64 idx,
+			    int *ioerr)
+{
+	struct vlevel *lv = &v->lv[level];
+
+	if (level == v->a->geo[i].num_levels - 1)
+		return v->top;
+	if (lv->first == UINT64_MAX || idx < lv->first ||
+	    idx - lv->first >= lv->n) {
+		*ioerr = load_window(v, i, level, idx);
+		if (*ioerr)
+			return NULL;
+	}
+	idx -= lv->first;
+	return lv->bad[idx] ? NULL : lv->blk + idx * v->a->p.block_size;
 }
 
 /*
- * The authenticated digest of leaf @lf of the current tree @tree, or NULL:
- * *@err set on a read error; else the hash block over it did not match,
- * which is reported once, and the rest of the tree's data left unchecked.
+ * Check data blocks [@from, @to) of extent @e (counted from its start)
+ * against the leaves of the current tree @i, whose level-0 hash blocks
+ * over them are the ones check_tree() holds: data under a hash block that
+ * did not match is left unchecked (its level was reported).
  */
-static const u8 *leaf_digest(struct vctx *v, u32 tree, u64 lf, int *err)
+static int check_range(struct vctx *v, u32 i,
+		       const struct extverity_extent *e, u64 from, u64 to)
 {
 	const struct extverity_params *p = &v->a->p;
-	u64 mask = (1ULL << p->log_digests_per_block) - 1;
-	const u8 *b;
-	int bad_level;
-
-	if (!v->a->geo[tree].num_levels)
-		return ev_area_tree(v->a, tree)->root_hash;
-	b = verified_block(v, tree, 0, lf >> p->log_digests_per_block, err,
-			   &bad_level);
-	if (b)
-		return b + (lf & mask) * p->digest_size;
-	if (!*err) {
-		report_tree(v, tree, bad_level);
-		v->tree_bad = true;
-	}
-	return NULL;
-}
-
-/* Check the data blocks of one extent against tree @tree's leaves. */
-static int check_extent(struct vctx *v, const struct extverity_extent *e)
-{
-	const struct extverity_params *p = &v->a->p;
-	u32 tree = le32_to_cpu(e->tree), bs = p->block_size;
+	u32 bs = p->block_size, ds = p->digest_size;
 	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
-	u64 count = le32_to_cpu(e->count), ino = le64_to_cpu(e->inode);
+	u64 ino = le64_to_cpu(e->inode);
+	u64 mask = (1ULL << p->log_digests_per_block) - 1;
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	const u8 *want;
 	u64 done, k;
+	int err;
 
-	for (done = 0; done < count; done += k) {
-		u64 n = count - done > CHUNK ? CHUNK : count - done;
-		int err = 0;
+	for (done = from; done < to; done += k) {
+		u64 n = to - done > CHUNK ? CHUNK : to - done;
 
 		err = ev_pread(v->data_fd, v->buf, n * bs,
 			       (start + done) * bs);
@@ -392,31 +334,116 @@ static int check_extent(struct vctx *v, const struct extverity_extent *e)
 		for (k = 0; k < n; k++) {
 			u64 blk = start + done + k, lf = leaf + done + k;
 
-			want = leaf_digest(v, tree, lf, &err);
-			if (!want)
-				return err;
-			ev_hash_block(&v->h, v->buf + k * bs, digest);
-			if (!memcmp(digest, want, p->digest_size))
-				continue;
-			if (tree == EXTVERITY_TREE_RESIDUAL) {
-				report_metadata(v, blk);
-				continue;
+			if (!v->a->geo[i].num_levels) {
+				want = ev_area_tree(v->a, i)->root_hash;
+			} else {
+				err = 0;
+				want = hash_block(v, i, 0,
+						  lf >> p->log_digests_per_block,
+						  &err);
+				if (err)
+					return err;
+				if (!want)
+					continue;
+				want += (lf & mask) * ds;
 			}
-			report_file(v, ino, lf * bs, blk);
+			ev_hash_block(&v->h, v->buf + k * bs, digest);
+			if (!memcmp(digest, want, ds))
+				continue;
+			if (i == EXTVERITY_TREE_RESIDUAL)
+				report_metadata(v, blk);
+			else
+				report_file(v, ino, lf * bs, blk);
 		}
 	}
 	return 0;
 }
 
-/* Extent indexes by tree, then by index; @arg: the extents. */
+/*
+ * Check tree @i and the data of its extents @ext[0..@nr) (indexes, in leaf
+ * order): the top against the root, then level 0 a window at a time, in
+ * order, each window's blocks checked against their parents (read in
+ * order too, and checked against theirs), and the data whose leaves the
+ * window holds against them.  So every hash block is read and hashed
+ * once, and each level's damage is named even where no data uses it.
+ */
+static int check_tree(struct vctx *v, u32 i, const u64 *ext, size_t nr)
+{
+	const struct extverity_params *p = &v->a->p;
+	const struct extverity_tree *t = ev_area_tree(v->a, i);
+	const struct extverity_geometry *g = &v->a->geo[i];
+	u32 bs = p->block_size, shift = p->log_digests_per_block;
+	u64 top = le64_to_cpu(t->top), lo, hi, idx, leaf, end;
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	size_t from = 0, j;
+	int l, err;
+
+	v->bad_levels = 0;
+	for (l = 0; l < EXTVERITY_MAX_LEVELS; l++)
+		v->lv[l].first = UINT64_MAX;
+	if (g->num_levels) {
+		v->levels = v->a->offset +
+			    (le64_to_cpu(t->levels) << p->log_blocksize);
+		memset(v->top, 0, bs);
+		err = read_hash(v, v->top, g->top_len, v->a->offset + top);
+		if (err)
+			return err;
+		ev_hash_block(&v->h, v->top, digest);
+		if (memcmp(digest, t->root_hash, p->digest_size)) {
+			note_bad_top(v, top >> p->log_blocksize, i);
+			return 0;
+		}
+		v->count[0] = ev_div_round_up(g->data_blocks, 1ULL << shift);
+		for (l = 1; l < (int)g->num_levels; l++)
+			v->count[l] = ev_div_round_up(v->count[l - 1],
+						      1ULL << shift);
+	}
+	/* One pass over the leaves when level 0 is the top, or no level. */
+	idx = 0;
+	do {
+		lo = 0;
+		hi = UINT64_MAX;
+		if (g->num_levels > 1) {
+			err = load_window(v, i, 0, idx);
+			if (err)
+				return err;
+			lo = idx << shift;
+			hi = (idx + v->lv[0].n) << shift;
+			idx += v->lv[0].n;
+		}
+		/* Extents before the window are done, past it to come. */
+		for (j = from; j < nr; j++) {
+			const struct extverity_extent *e = &v->a->extents[ext[j]];
+
+			leaf = le64_to_cpu(e->leaf);
+			end = leaf + le32_to_cpu(e->count);
+			if (leaf >= hi)
+				break;
+			if (end <= lo) {
+				from += j == from;
+				continue;
+			}
+			err = check_range(v, i, e, leaf < lo ? lo - leaf : 0,
+					  (end < hi ? end : hi) - leaf);
+			if (err)
+				return err;
+		}
+	} while (g->num_levels > 1 && idx < v->count[0]);
+	return 0;
+}
+
+/* Extent indexes by tree, then by leaf, then by index; @arg: the extents. */
 static int cmp_by_tree(const void *x, const void *y, void *arg)
 {
 	const struct extverity_extent *ext = arg;
 	u64 a = *(const u64 *)x, b = *(const u64 *)y;
 	u32 ta = le32_to_cpu(ext[a].tree), tb = le32_to_cpu(ext[b].tree);
+	u64 la = le64_to_cpu(ext[a].leaf), lb = le64_to_cpu(ext[b].leaf);
 
 	if (ta != tb)
 		return ta < tb ? -1 : 1;
+	if (la != lb)
+		return la < lb ? -1 : 1;
 	return a < b ? -1 : a > b;
 }
 
@@ -452,10 +479,9 @@ int ev_verify(struct ev_area *a, const char *image,
 	}
 	v.buf = xmalloc((size_t)CHUNK * p->block_size);
 	v.path = ev_path_new();
-	v.dig = xmalloc((size_t)CHUNK * p->digest_size);
 	v.top = xmalloc(p->block_size);
 	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
-		v.vblk[i] = xmalloc(p->block_size);
+		v.lv[i].blk = xmalloc((size_t)WIN * p->block_size);
 	/* Group the extents by tree so each tree is loaded once. */
 	order = xcalloc(nr_ext, sizeof(*order));
 	for (i = 0; i < nr_ext; i++)
@@ -468,16 +494,11 @@ int ev_verify(struct ev_area *a, const char *image,
 	ev_progress_begin("verifying", bytes);
 	i = 0;
 	for (t = 0; t < nr_trees && !err; t++) {
-		bool ok = check_tree(&v, t, &err);
+		u64 first = i;
 
-		for (; i < nr_ext; i++) {
-			const struct extverity_extent *e = &a->extents[order[i]];
-
-			if (le32_to_cpu(e->tree) != t)
-				break;
-			if (ok && !err && !v.tree_bad)
-				err = check_extent(&v, e);
-		}
+		while (i < nr_ext && le32_to_cpu(a->extents[order[i]].tree) == t)
+			i++;
+		err = check_tree(&v, t, order + first, i - first);
 	}
 	ev_progress_end();
 	print_bad_tops(&v);
@@ -495,8 +516,7 @@ int ev_verify(struct ev_area *a, const char *image,
 	free(v.path);
 	free(v.top);
 	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
-		free(v.vblk[i]);
-	free(v.dig);
+		free(v.lv[i].blk);
 	free(v.bad_tops);
 	free(v.bad_top_trees);
 	free(v.bad_top_n);
