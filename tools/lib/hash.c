@@ -29,17 +29,16 @@ static EVP_MD *fetch_md(unsigned int alg)
 	return md;
 }
 
-/*
- * Once the digest is fetched, OpenSSL's context and digest calls fail, with
- * its default provider, only when it cannot allocate.  So this follows the
- * allocators' convention of util.h (exit with EV_ENOMEM), and
- * ev_hash_block(), called for every block by every hashing thread, has no
- * error path that no caller could do anything with.
- */
-static void ssl_fail(void)
+void ev_hash_error(unsigned int alg, const char *what)
 {
-	ev_error("OpenSSL hashing failed");
-	exit(EV_ENOMEM);
+	const char *name = extverity_hash_name(alg);
+
+	/*
+	 * With the default provider, a fetched digest fails only when
+	 * OpenSSL cannot allocate; a provider of another configuration may
+	 * have other reasons, so this names what failed, not a cause.
+	 */
+	ev_error("%s: OpenSSL's %s digest failed", what, name ? name : "?");
 }
 
 int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
@@ -48,6 +47,7 @@ int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
 	u8 padded[128] = { 0 };
 	u8 *zero;
 	size_t plen;
+	int err;
 
 	memset(h, 0, sizeof(*h));
 	h->md = fetch_md(alg);
@@ -57,10 +57,9 @@ int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
 	h->block_size = block_size;
 	h->salted = EVP_MD_CTX_new();
 	h->work = EVP_MD_CTX_new();
-	if (!h->salted || !h->work)
-		ssl_fail();
-	if (!EVP_DigestInit_ex(h->salted, h->md, NULL))
-		ssl_fail();
+	if (!h->salted || !h->work ||
+	    !EVP_DigestInit_ex(h->salted, h->md, NULL))
+		goto fail;
 	/*
 	 * fs-verity pads the salt to the hash function's block size, so one
 	 * compression of the salt can be done once and the state reused.
@@ -69,12 +68,18 @@ int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
 		plen = EVP_MD_get_block_size(h->md);
 		memcpy(padded, salt, salt_size);
 		if (!EVP_DigestUpdate(h->salted, padded, plen))
-			ssl_fail();
+			goto fail;
 	}
 	zero = xzalloc(block_size);
-	ev_hash_block(h, zero, h->zero_digest);
+	err = ev_hash_block(h, zero, h->zero_digest);
 	free(zero);
+	if (err)
+		goto fail;
 	return 0;
+fail:
+	ev_hash_error(alg, "preparing to hash");
+	ev_hasher_free(h);
+	return EV_ENOMEM;
 }
 
 void ev_hasher_free(struct ev_hasher *h)
@@ -85,22 +90,26 @@ void ev_hasher_free(struct ev_hasher *h)
 	memset(h, 0, sizeof(*h));
 }
 
-void ev_hash_block(struct ev_hasher *h, const void *block, u8 *out)
+int ev_hash_block(struct ev_hasher *h, const void *block, u8 *out)
 {
 	if (!EVP_MD_CTX_copy_ex(h->work, h->salted) ||
 	    !EVP_DigestUpdate(h->work, block, h->block_size) ||
 	    !EVP_DigestFinal_ex(h->work, out, NULL))
-		ssl_fail();
+		return EV_ENOMEM;
+	return 0;
 }
 
 int ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out)
 {
 	EVP_MD *md = fetch_md(alg);
+	int err = 0;
 
 	if (!md)
 		return EV_EUSAGE;
-	if (!EVP_Digest(data, len, out, NULL, md, NULL))
-		ssl_fail();
+	if (!EVP_Digest(data, len, out, NULL, md, NULL)) {
+		ev_hash_error(alg, "hashing");
+		err = EV_ENOMEM;
+	}
 	EVP_MD_free(md);
-	return 0;
+	return err;
 }

@@ -38,15 +38,31 @@ struct ev_hasher {
  * @salt_size: bytes of salt
  * @block_size: bytes per block
  *
- * Return: 0, or EV_EUSAGE with an error printed when @alg is unknown or
- * OpenSSL does not have it.  Like the allocators, this and the hashing
- * below exit with EV_ENOMEM when OpenSSL cannot allocate.
+ * Return: 0, or with an error printed EV_EUSAGE when @alg is unknown or
+ * OpenSSL does not have it, EV_ENOMEM when OpenSSL fails (with its default
+ * provider, only when it cannot allocate).  @h is then left empty.
  */
 int ev_hasher_init(struct ev_hasher *h, unsigned int alg, const u8 *salt,
 		   u32 salt_size, u32 block_size);
+/* Free @h; may be called again, and on a hasher ev_hasher_init() failed. */
 void ev_hasher_free(struct ev_hasher *h);
-/* Digest of H(salt' || @block), @block being h->block_size bytes. */
-void ev_hash_block(struct ev_hasher *h, const void *block, u8 *out);
+
+/**
+ * ev_hash_block() - digest of H(salt' || @block)
+ * @h: this thread's hasher
+ * @block: h->block_size bytes
+ * @out: receives h->digest_size bytes
+ *
+ * Nothing is printed: every hashing thread calls this for every block, and
+ * the one that collects their results reports a failure once, with
+ * ev_hash_error().
+ *
+ * Return: 0, or EV_ENOMEM when OpenSSL fails (@out is then undefined).
+ */
+int ev_hash_block(struct ev_hasher *h, const void *block, u8 *out);
+
+/* Print that OpenSSL's digest @alg failed while doing @what ("verifying"). */
+void ev_hash_error(unsigned int alg, const char *what);
 
 /**
  * ev_hash_plain() - unsalted digest of a buffer
@@ -55,7 +71,7 @@ void ev_hash_block(struct ev_hasher *h, const void *block, u8 *out);
  * @len: their number
  * @out: receives the digest
  *
- * Return: 0, or EV_EUSAGE as ev_hasher_init().
+ * Return: 0, or EV_EUSAGE or EV_ENOMEM as ev_hasher_init(), printed.
  */
 int ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out);
 

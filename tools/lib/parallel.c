@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A fixed pool of threads taking jobs from a shared counter.  Each thread
- * has its own hasher and read buffer.
+ * has its own hasher, made by the calling thread before any starts (so that
+ * a failure is reported once), and its own read buffer.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -17,11 +18,15 @@
 struct pool {
 	struct ev_jobs *j;
 	const struct extverity_params *p;
-	const u8 *salt;
 	int fd;
 	u64 nr_jobs;
 	atomic_uint_fast64_t next;
-	atomic_int failed;
+};
+
+/* One thread's part of the pool. */
+struct worker {
+	struct pool *pool;
+	struct ev_hasher h;
 };
 
 static u64 jobs_of(const struct ev_job *job)
@@ -72,17 +77,13 @@ static const struct ev_job *job_tree(const struct ev_jobs *j, u64 i)
 
 static void *worker(void *arg)
 {
-	struct pool *pool = arg;
+	struct worker *w = arg;
+	struct pool *pool = w->pool;
+	struct ev_hasher *h = &w->h;
 	u32 bs = pool->p->block_size;
-	struct ev_hasher h;
 	u8 *buf, *dig;
 	u64 i;
 
-	if (ev_hasher_init(&h, pool->p->hash_algorithm, pool->salt,
-			   pool->p->salt_size, bs)) {
-		atomic_store(&pool->failed, 1);
-		return NULL;
-	}
 	buf = xmalloc((size_t)EV_CHUNK_BLOCKS * bs);
 	dig = xmalloc((size_t)EV_CHUNK_BLOCKS * EXTVERITY_MAX_DIGEST_SIZE);
 	while ((i = atomic_fetch_add(&pool->next, 1)) < pool->nr_jobs) {
@@ -91,19 +92,18 @@ static void *worker(void *arg)
 		u64 n = job->t->g.data_blocks - first;
 
 		if (job->finish) {
-			ev_tree_finish(job->t, &h, buf, EV_CHUNK_BLOCKS, dig);
+			ev_tree_finish(job->t, h, buf, EV_CHUNK_BLOCKS, dig);
 			continue;
 		}
 		if (n > EV_CHUNK_BLOCKS)
 			n = EV_CHUNK_BLOCKS;
-		ev_tree_hash_data(job->t, &h, pool->fd, first, first + n,
+		ev_tree_hash_data(job->t, h, pool->fd, first, first + n,
 				  buf, EV_CHUNK_BLOCKS, dig);
 		if (pool->j->progress)
 			ev_progress_add(n << pool->p->log_blocksize);
 	}
 	free(dig);
 	free(buf);
-	ev_hasher_free(&h);
 	return NULL;
 }
 
@@ -161,26 +161,34 @@ unsigned int ev_default_threads(void)
 int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 		const u8 *salt, int fd)
 {
-	struct pool pool = { .j = j, .p = p, .salt = salt, .fd = fd };
+	struct pool pool = { .j = j, .p = p, .fd = fd };
 	u64 ncpu = j->threads ? j->threads : ev_default_threads();
+	struct worker *w;
 	pthread_t *tids;
 	size_t nthreads, started = 0, i;
-	struct ev_hasher h;
 	u64 bytes = 0;
 	int err = 0;
 
-	/*
-	 * A hash algorithm OpenSSL lacks is reported here, once, not by
-	 * every thread.
-	 */
-	if (ev_hasher_init(&h, p->hash_algorithm, salt, p->salt_size,
-			   p->block_size))
-		return EV_EUSAGE;
-	ev_hasher_free(&h);
 	if (j->n)
 		pool.nr_jobs = j->v[j->n - 1].first_job +
 			       jobs_of(&j->v[j->n - 1]);
 	nthreads = ncpu < pool.nr_jobs ? (size_t)ncpu : (size_t)pool.nr_jobs;
+	/* Even without jobs, so that a missing hash is always reported. */
+	if (!nthreads)
+		nthreads = 1;
+	/*
+	 * Every thread's hasher is made here, before any thread starts: a
+	 * hash algorithm OpenSSL lacks, or an OpenSSL that fails, is
+	 * reported once, not by every thread.
+	 */
+	w = xcalloc(nthreads, sizeof(*w));
+	for (i = 0; i < nthreads && !err; i++) {
+		w[i].pool = &pool;
+		err = ev_hasher_init(&w[i].h, p->hash_algorithm, salt,
+				     p->salt_size, p->block_size);
+	}
+	if (err)
+		goto out;
 	ev_debug("%s: %llu jobs on %zu threads", j->progress ? j->progress :
 		 "hashing", (unsigned long long)pool.nr_jobs, nthreads);
 	for (i = 0; i < j->n; i++)
@@ -191,18 +199,23 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 	tids = xcalloc(nthreads + 1, sizeof(*tids));
 	/* The calling thread works too; extra threads only when useful. */
 	for (i = 1; i < nthreads; i++) {
-		if (pthread_create(&tids[i], NULL, worker, &pool))
+		if (pthread_create(&tids[i], NULL, worker, &w[i]))
 			break;
 		started++;
 	}
-	worker(&pool);
+	worker(&w[0]);
 	for (i = 1; i <= started; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
 	if (j->progress && bytes)
 		ev_progress_end();
-	if (atomic_load(&pool.failed))
-		err = EV_EUSAGE;
+	for (i = 0; i < j->n && !err; i++) {
+		if (j->v[i].t->hash_failed) {
+			ev_hash_error(p->hash_algorithm, j->progress ?
+				      j->progress : "hashing");
+			err = EV_ENOMEM;
+		}
+	}
 	for (i = 0; i < j->n && !err; i++) {
 		if (j->v[i].t->err) {
 			ev_error("cannot read the data image: %s",
@@ -218,6 +231,10 @@ int ev_jobs_run(struct ev_jobs *j, const struct extverity_params *p,
 			err = EV_EIO;
 		}
 	}
+out:
+	for (i = 0; i < nthreads; i++)
+		ev_hasher_free(&w[i].h);
+	free(w);
 	j->n = 0;
 	return err;
 }

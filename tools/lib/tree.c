@@ -42,20 +42,46 @@ static u64 level_off(const struct ev_tree *t, u32 level, u32 block_size)
 /*
  * Store the @n digests of level @level's entries [@first, @first + @n):
  * the root, the top in memory, or a lower level in the scratch file.
+ * False on a write error, which is kept in t->scratch_err.
  */
-static int store_digests(struct ev_tree *t, u32 level, u64 first, u64 n,
-			 const u8 *dig, u32 bs, u32 ds)
+static bool store_digests(struct ev_tree *t, u32 level, u64 first, u64 n,
+			  const u8 *dig, u32 bs, u32 ds)
 {
+	int err;
+
 	if (!t->g.num_levels) {
 		memcpy(t->root, dig, ds);
-		return 0;
+		return true;
 	}
 	if (level == t->g.num_levels - 1) {
 		memcpy(t->top + first * ds, dig, n * ds);
-		return 0;
+		return true;
 	}
-	return ev_pwrite(t->scratch_fd, dig, n * ds,
-			 level_off(t, level, bs) + first * ds);
+	err = ev_pwrite(t->scratch_fd, dig, n * ds,
+			level_off(t, level, bs) + first * ds);
+	if (err)
+		t->scratch_err = err;
+	return !err;
+}
+
+/*
+ * Hash the @n blocks at @blocks into the @n digests at @dig.  False when
+ * OpenSSL failed, which is noted in t->hash_failed for the thread that
+ * collects the trees to report once.
+ */
+static bool hash_blocks(struct ev_tree *t, struct ev_hasher *h,
+			const u8 *blocks, u64 n, u8 *dig)
+{
+	u64 i;
+
+	for (i = 0; i < n; i++) {
+		if (ev_hash_block(h, blocks + i * h->block_size,
+				  dig + i * h->digest_size)) {
+			t->hash_failed = true;
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Index of the first run that ends after @blk. */
@@ -124,13 +150,14 @@ static u64 next_data(int fd, u64 pos, u64 last, u32 bs)
  * (compressed, inline, at addresses that are not image offsets).  Bytes
  * past EOF read as zeros, so the tail never makes the tree dirty here; the
  * caller only gives a tree image blocks already compared with this content.
- * Leaves [@first, @last) go to @dig; @last - @first fits in @buf.
+ * Leaves [@first, @last) go to @dig; @last - @first fits in @buf.  False on
+ * a read error, kept in t->err, or a hashing failure (hash_blocks()).
  */
-static int hash_from_file(struct ev_hasher *h, int fd, u64 first, u64 last,
-			  u8 *buf, u8 *dig)
+static bool hash_from_file(struct ev_tree *t, struct ev_hasher *h, int fd,
+			   u64 first, u64 last, u8 *buf, u8 *dig)
 {
 	u32 bs = h->block_size, ds = h->digest_size;
-	u64 pos = first, end, i;
+	u64 pos = first, end;
 	int err;
 
 	while (pos < last) {
@@ -140,19 +167,21 @@ static int hash_from_file(struct ev_hasher *h, int fd, u64 first, u64 last,
 		if (pos == last)
 			break;
 		err = ev_pread_padded(fd, buf, (last - pos) * bs, pos * bs);
-		if (err)
-			return err;
-		for (i = pos; i < last; i++)
-			ev_hash_block(h, buf + (i - pos) * bs,
-				      dig + (i - first) * ds);
+		if (err) {
+			t->err = err;
+			return false;
+		}
+		if (!hash_blocks(t, h, buf, last - pos,
+				 dig + (pos - first) * ds))
+			return false;
 		pos = last;
 	}
-	return 0;
+	return true;
 }
 
 /* Leaves [@first, @last) from the image, into @dig; as hash_from_file(). */
-static int hash_from_runs(struct ev_tree *t, struct ev_hasher *h, int fd,
-			  u64 first, u64 last, u8 *buf, u8 *dig)
+static bool hash_from_runs(struct ev_tree *t, struct ev_hasher *h, int fd,
+			   u64 first, u64 last, u8 *buf, u8 *dig)
 {
 	u32 bs = h->block_size, ds = h->digest_size;
 	u64 nblocks = t->g.data_blocks, pos = first;
@@ -160,7 +189,7 @@ static int hash_from_runs(struct ev_tree *t, struct ev_hasher *h, int fd,
 
 	while (pos < last) {
 		const struct ev_run *r = ri < t->nr_runs ? &t->runs[ri] : NULL;
-		u64 end, i;
+		u64 end;
 		int err;
 
 		if (!r || r->logical > pos) {
@@ -174,20 +203,19 @@ static int hash_from_runs(struct ev_tree *t, struct ev_hasher *h, int fd,
 			end = last;
 		err = ev_pread(fd, buf, (end - pos) * bs,
 			       (r->physical + pos - r->logical) * bs);
-		if (err)
-			return err;
-		for (i = pos; i < end; i++) {
-			u8 *block = buf + (i - pos) * bs;
-
-			if (i == nblocks - 1)
-				pad_last_block(t, block, bs);
-			ev_hash_block(h, block, dig + (i - first) * ds);
+		if (err) {
+			t->err = err;
+			return false;
 		}
+		if (end == nblocks)
+			pad_last_block(t, buf + (end - 1 - pos) * bs, bs);
+		if (!hash_blocks(t, h, buf, end - pos, dig + (pos - first) * ds))
+			return false;
 		pos = end;
 		if (pos == r->logical + r->count)
 			ri++;
 	}
-	return 0;
+	return true;
 }
 
 void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
@@ -196,7 +224,8 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 {
 	u32 bs = h->block_size, ds = h->digest_size;
 	u64 from, to;
-	int src = -1, err = 0;
+	int src = -1;
+	bool ok;
 
 	if (t->src_path) {
 		src = openat(t->src_dir, t->src_path,
@@ -210,24 +239,17 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 	for (from = first; from < last; from = to) {
 		to = last - from > buf_blocks ? from + buf_blocks : last;
 		if (src >= 0) {
-			err = hash_from_file(h, src, from, to, buf, dig);
+			ok = hash_from_file(t, h, src, from, to, buf, dig);
 		} else if (t->inline_data) {
 			/* At most one block: leaf 0 is the whole content. */
 			memset(buf, 0, bs);
 			memcpy(buf, t->inline_data, t->data_size);
-			ev_hash_block(h, buf, dig);
+			ok = hash_blocks(t, h, buf, 1, dig);
 		} else {
-			err = hash_from_runs(t, h, fd, from, to, buf, dig);
+			ok = hash_from_runs(t, h, fd, from, to, buf, dig);
 		}
-		if (err) {
-			t->err = err;
+		if (!ok || !store_digests(t, 0, from, to - from, dig, bs, ds))
 			break;
-		}
-		err = store_digests(t, 0, from, to - from, dig, bs, ds);
-		if (err) {
-			t->scratch_err = err;
-			break;
-		}
 	}
 	if (src >= 0)
 		close(src);
@@ -238,7 +260,7 @@ void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
 {
 	u32 bs = h->block_size, ds = h->digest_size;
 	u32 per_block = bs / ds, level;
-	u64 count = t->g.data_blocks, i, n, k;
+	u64 count = t->g.data_blocks, i, n;
 	int err;
 
 	if (!t->g.num_levels)
@@ -257,18 +279,14 @@ void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
 				t->scratch_err = err;
 				return;
 			}
-			for (k = 0; k < n; k++)
-				ev_hash_block(h, buf + k * bs, dig + k * ds);
-			err = store_digests(t, level, i, n, dig, bs, ds);
-			if (err) {
-				t->scratch_err = err;
+			if (!hash_blocks(t, h, buf, n, dig) ||
+			    !store_digests(t, level, i, n, dig, bs, ds))
 				return;
-			}
 		}
 	}
 	memset(buf, 0, bs);
 	memcpy(buf, t->top, t->g.top_len);
-	ev_hash_block(h, buf, t->root);
+	hash_blocks(t, h, buf, 1, t->root);
 }
 
 static int cmp_leaf_range(const void *x, const void *y)

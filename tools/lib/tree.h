@@ -45,10 +45,12 @@ struct ev_run {
  *	non-zero bytes past @data_size
  * @err: an error reading the data, -errno
  * @scratch_err: an error writing or reading @scratch_fd, -errno
+ * @hash_failed: OpenSSL failed to hash a block of the tree
  *
- * @err and @scratch_err are stored by whichever hashing thread fails, and
- * read once the threads are joined: atomic, so that two failing threads
- * only pick which error is kept.
+ * @err, @scratch_err and @hash_failed are stored by whichever hashing
+ * thread fails, and read once the threads are joined: atomic, so that two
+ * failing threads only pick which error is kept.  A thread that stores one
+ * stops hashing that part of the tree, whose content is then undefined.
  */
 struct ev_tree {
 	u64 data_size;
@@ -65,6 +67,7 @@ struct ev_tree {
 	bool tail_dirty;
 	atomic_int err;
 	atomic_int scratch_err;
+	atomic_bool hash_failed;
 };
 
 /**
@@ -92,8 +95,9 @@ void ev_tree_free(struct ev_tree *t);
  * @dig: scratch buffer of @buf_blocks digests
  *
  * Different ranges of one tree may be hashed concurrently.  A read error is
- * stored in t->err, a scratch file error in t->scratch_err (races between
- * threads only pick which error is kept).  With t->src_path, @fd is not used.
+ * stored in t->err, a scratch file error in t->scratch_err, a hashing
+ * failure in t->hash_failed (races between threads only pick which error is
+ * kept).  With t->src_path, @fd is not used.
  */
 void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 		       u64 first, u64 last, u8 *buf, size_t buf_blocks,
@@ -107,7 +111,8 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
  * @buf_blocks: its size
  * @dig: scratch buffer of @buf_blocks digests
  *
- * A scratch file error is stored in t->scratch_err.
+ * A scratch file error is stored in t->scratch_err, a hashing failure in
+ * t->hash_failed.
  */
 void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
 		    size_t buf_blocks, u8 *dig);
