@@ -79,5 +79,22 @@ for c in $cmds; do
 		[[ " ${COMPREPLY[*]} " == *" $o"[=\ ]* ]] || fail "completion of $c lacks $o"
 	done
 done
-pass "man page and completion cover $(wc -w <<<"$cmds") commands, $(wc -w <<<"$opts") options"
+# Short options ("-s, --salt"): in the man page, and completed after their
+# command (-v after every one, -V before one), but -?, which compgen would
+# take for a file pattern.
+mapfile -t shorts < <("$EXTVERITY" --help | grep -Eo -- '(^|[[ ])-[A-Za-z?],' | tr -d '[ ,' | sort -u)
+for o in "${shorts[@]}"; do
+	grep -Eq -- "(^|[[:space:]/])${o/\?/\\?}([,/[:space:]]|\$)" "$W/man.txt" ||
+		fail "man page lacks option $o"
+done
+for c in $cmds; do
+	mapfile -t cshorts < <("$EXTVERITY" "$c" --help | grep -Eo -- '(^|[[ ])-[A-Za-z],' | tr -d '[ ,')
+	for o in "${cshorts[@]}" -v; do
+		COMP_WORDS=(extverity "$c" "$o"); COMP_CWORD=2; _extverity
+		[[ " ${COMPREPLY[*]} " == *" $o "* ]] || fail "completion of $c lacks $o"
+	done
+done
+COMP_WORDS=(extverity -V); COMP_CWORD=1; _extverity
+[[ " ${COMPREPLY[*]} " == *" -V "* ]] || fail "completion lacks -V"
+pass "man page and completion cover $(wc -w <<<"$cmds") commands, $(wc -w <<<"$opts") options, ${#shorts[@]} short options"
 finish

@@ -27,14 +27,17 @@ int ev_option_error(const struct ev_command *cmd, char *argv[],
 	const struct option *o;
 
 	/*
-	 * getopt_long() (opterr off) returns '?' with optopt 0 for an option
-	 * it does not know, and with optopt the option's value for one whose
-	 * argument is missing or not allowed; either way argv[optind - 1] is
-	 * the word as given.
+	 * getopt_long() (opterr off) returns '?' with optopt 0 for a long
+	 * option it does not know, the letter for a short one, and the
+	 * option's value for one whose argument is missing or not allowed
+	 * (a short option's value is its letter); argv[optind - 1] is the
+	 * word as given, but for a letter inside a group (-xs).
 	 */
 	for (o = longopts; optopt && o->name && o->val != optopt; o++)
 		;
-	if (!optopt || !o->name)
+	if (optopt && !o->name)
+		ev_error("%s: unknown option '-%c'", cmd->name, optopt);
+	else if (!optopt)
 		ev_error("%s: unknown option '%s'", cmd->name, argv[optind - 1]);
 	else if (o->has_arg == required_argument)
 		ev_error("%s: option --%s needs a value", cmd->name, o->name);

@@ -10,10 +10,13 @@
 #include "dm-extverity-format.h"
 #include "extverity.h"
 
+/* Not a letter: -d is no short option, and must be named as unknown. */
+enum { OPT_DEFERRED = 256 };
+
 int ev_cmd_close(const struct ev_command *cmd, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
-		{ "deferred", no_argument, NULL, 'd' },
+		{ "deferred", no_argument, NULL, OPT_DEFERRED },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool deferred = false;
@@ -23,7 +26,7 @@ int ev_cmd_close(const struct ev_command *cmd, int argc, char *argv[])
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c != 'd')
+		if (c != OPT_DEFERRED)
 			return ev_option_error(cmd, argv, longopts);
 		if (!ev_once(&deferred, "deferred"))
 			return EV_EUSAGE;

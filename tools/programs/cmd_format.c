@@ -25,7 +25,7 @@ enum {
 static const struct option longopts[] = {
 	{ "hash", required_argument, NULL, OPT_HASH },
 	{ "data-block-size", required_argument, NULL, OPT_BLOCK_SIZE },
-	{ "salt", required_argument, NULL, OPT_SALT },
+	{ "salt", required_argument, NULL, 's' },
 	{ "uuid", required_argument, NULL, OPT_UUID },
 	{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 	{ "fs", required_argument, NULL, OPT_FS },
@@ -137,7 +137,10 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 
 	o->hash_algorithm = EXTVERITY_HASH_SHA256;
 	o->log_blocksize = 12;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	/* -s is --salt, as veritysetup's (docs/cli.md "Short options"). */
+	while ((c = getopt_long(argc, argv, "s:", longopts, NULL)) != -1) {
+		if (c == 's')
+			c = OPT_SALT;
 		if (c < OPT_HASH)
 			return ev_option_error(cmd, argv, longopts);
 		if (!ev_once(&seen[c - OPT_HASH],

@@ -13,7 +13,7 @@ static const struct ev_command commands[] = {
 	{ "format", ev_cmd_format,
 	  "Hash a filesystem image and write its hash area",
 	  "    extverity format [--hash=sha256|sha512] [--data-block-size=N]\n"
-	  "                     [--salt=HEX|-|random] [--uuid=UUID]\n"
+	  "                     [-s, --salt=HEX|-|random] [--uuid=UUID]\n"
 	  "                     [--hash-offset=BYTES] [--root-hash-file=FILE]\n"
 	  "                     [--threads=N]\n"
 	  "                     [--fs=auto|ext4|fiemap|raw] [--json] [--progress]\n"
@@ -67,7 +67,7 @@ static void usage_all(FILE *fp)
 		fputs(commands[i].usage, fp);
 	fputs("\nEvery command: -v, --verbose (\"Command successful.\"); --debug\n"
 	      "(also what is done, as \"# \" lines on standard error).\n"
-	      "Other: extverity --help | --version | COMMAND --help\n"
+	      "Other: extverity -?, --help | -V, --version | COMMAND -?, --help\n"
 	      "Exit codes: 0 ok, 1 usage or root digest mismatch, 2 corruption "
 	      "found,\n3 out of memory, 4 I/O error or device not found, 5 busy.\n", fp);
 }
@@ -103,12 +103,13 @@ static int run(int argc, char *argv[])
 		usage_all(stderr);
 		return EV_EUSAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
+	/* -? and -V as veritysetup's; -h was help before it could be --hash. */
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-?") ||
+	    !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage_all(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("extverity %s (on-disk format 1)\n", EXTVERITY_VERSION);
 		return 0;
 	}
@@ -116,7 +117,8 @@ static int run(int argc, char *argv[])
 		if (strcmp(argv[1], commands[i].name))
 			continue;
 		for (k = 2; k < argc && strcmp(argv[k], "--"); k++) {
-			if (!strcmp(argv[k], "--help")) {
+			if (!strcmp(argv[k], "--help") ||
+			    !strcmp(argv[k], "-?")) {
 				ev_usage(&commands[i], stdout);
 				return 0;
 			}
