@@ -51,6 +51,26 @@ static u32 ilog2_u32(u32 v)
 	return r;
 }
 
+/**
+ * extverity_init_params() - the parameters an algorithm and block size imply
+ * @p: its hash algorithm, sizes and tree fan-out are set, the rest left alone
+ * @hash_algorithm: a known EXTVERITY_HASH_*
+ * @log_blocksize: log2 of the block size, within the format's limits
+ *
+ * The one place the fan-out of a tree is derived from the digest size, for
+ * the superblock parser and for the tool, which writes the superblock.
+ */
+void extverity_init_params(struct extverity_params *p,
+			   unsigned int hash_algorithm, u8 log_blocksize)
+{
+	p->hash_algorithm = hash_algorithm;
+	p->digest_size = extverity_digest_size(hash_algorithm);
+	p->log_blocksize = log_blocksize;
+	p->block_size = 1U << log_blocksize;
+	p->log_digests_per_block = log_blocksize - ilog2_u32(p->digest_size);
+	p->tree_entry_size = sizeof(struct extverity_tree) + p->digest_size;
+}
+
 /* Expected record size of a section, or 0 when its length is free-form. */
 static u32 section_entry_size(const struct extverity_params *p,
 			      unsigned int id)
@@ -134,9 +154,7 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 		*why = "unsupported format version or incompatible feature";
 		return -EOPNOTSUPP;
 	}
-	p->hash_algorithm = sb->hash_algorithm;
-	p->digest_size = extverity_digest_size(sb->hash_algorithm);
-	if (!p->digest_size) {
+	if (!extverity_digest_size(sb->hash_algorithm)) {
 		*why = "unknown hash algorithm in superblock";
 		return -EINVAL;
 	}
@@ -145,11 +163,7 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 		*why = "unsupported block size";
 		return -EINVAL;
 	}
-	p->log_blocksize = sb->log_blocksize;
-	p->block_size = 1U << p->log_blocksize;
-	p->log_digests_per_block = p->log_blocksize -
-				   ilog2_u32(p->digest_size);
-	p->tree_entry_size = sizeof(struct extverity_tree) + p->digest_size;
+	extverity_init_params(p, sb->hash_algorithm, sb->log_blocksize);
 	if (sb->salt_size > EXTVERITY_MAX_SALT_SIZE) {
 		*why = "salt too long";
 		return -EINVAL;

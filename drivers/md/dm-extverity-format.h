@@ -96,6 +96,8 @@ const char *extverity_hash_name(unsigned int hash_algorithm);
 /* EXTVERITY_HASH_* for a name, 0 if unknown. */
 unsigned int extverity_hash_by_name(const char *name);
 
+void extverity_init_params(struct extverity_params *p,
+			   unsigned int hash_algorithm, u8 log_blocksize);
 int extverity_parse_superblock(const struct extverity_superblock *sb,
 			       struct extverity_params *p, const char **why);
 int extverity_tree_geometry(const struct extverity_params *p, u64 data_size,
@@ -107,6 +109,21 @@ int extverity_check_tree(const struct extverity_params *p,
 int extverity_check_extent(const struct extverity_params *p,
 			   const struct extverity_extent *e, u64 expected_start,
 			   u64 nr_trees, u64 tree_blocks, const char **why);
+
+/**
+ * extverity_level_block() - where one hash block below a tree's top is stored
+ * @g: geometry of the tree
+ * @levels: the tree's extverity_tree.levels, in CPU order
+ * @level: the block's level, below the top (level < g->num_levels - 1)
+ * @index: index of the block within its level
+ *
+ * Return: the hash-area block.
+ */
+static inline u64 extverity_level_block(const struct extverity_geometry *g,
+					u64 levels, u32 level, u64 index)
+{
+	return levels + g->level_start[level] + index;
+}
 
 /**
  * extverity_digest_pos() - where the digest of one block of a tree is stored
@@ -134,10 +151,26 @@ static inline void extverity_digest_pos(const struct extverity_params *p,
 		*offset = byte & (p->block_size - 1);
 		return;
 	}
-	*block = levels + g->level_start[level] +
-		 (index >> p->log_digests_per_block);
+	*block = extverity_level_block(g, levels, level,
+				       index >> p->log_digests_per_block);
 	*offset = (index & ((1U << p->log_digests_per_block) - 1)) *
 		  p->digest_size;
+}
+
+/**
+ * extverity_level_blocks() - hash blocks of one level below the top
+ * @g: geometry of the tree
+ * @level: the level, below the top (level < g->num_levels - 1)
+ *
+ * Lower levels are stored root side first, so a level ends where the level
+ * under it starts, and level 0 at the end of the tree's LEVELS blocks.
+ */
+static inline u64 extverity_level_blocks(const struct extverity_geometry *g,
+					 u32 level)
+{
+	u64 end = level ? g->level_start[level - 1] : g->lower_blocks;
+
+	return end - g->level_start[level];
 }
 
 #endif /* DM_EXTVERITY_FORMAT_H */

@@ -63,15 +63,10 @@ static void set_params(struct ctx *c)
 {
 	struct extverity_params *p = &c->p;
 
-	p->hash_algorithm = c->o->hash_algorithm;
-	p->log_blocksize = c->o->log_blocksize;
-	p->block_size = 1U << p->log_blocksize;
-	p->digest_size = extverity_digest_size(p->hash_algorithm);
-	p->log_digests_per_block = p->log_blocksize -
-				   (p->digest_size == 32 ? 5 : 6);
+	/* As the kernel will derive them from the superblock written here. */
+	extverity_init_params(p, c->o->hash_algorithm, c->o->log_blocksize);
 	p->salt_size = c->o->salt_size;
 	p->data_blocks = c->o->data_blocks;
-	p->tree_entry_size = sizeof(struct extverity_tree) + p->digest_size;
 }
 
 /*

@@ -14,6 +14,7 @@ int ev_tree_init(struct ev_tree *t, const struct extverity_params *p,
 		 u64 data_size)
 {
 	memset(t, 0, sizeof(*t));
+	t->p = p;
 	t->data_size = data_size;
 	t->scratch_fd = -1;
 	if (extverity_tree_geometry(p, data_size, &t->g))
@@ -33,10 +34,35 @@ void ev_tree_free(struct ev_tree *t)
 	t->top = NULL;
 }
 
-/* Byte offset in the scratch file of hash level @level, not the top. */
-static u64 level_off(const struct ev_tree *t, u32 level, u32 block_size)
+/*
+ * The scratch file holds the lower levels as the LEVELS section will, from
+ * t->scratch_off: positions in it are those of the shared format code, with
+ * the tree's lower levels taken to start at block 0 (and its top at byte 0
+ * of t->top).
+ */
+
+/* Byte offset in the scratch file of block @index of level @level. */
+static u64 block_off(const struct ev_tree *t, u32 level, u64 index)
 {
-	return t->scratch_off + t->g.level_start[level] * block_size;
+	return t->scratch_off +
+	       (extverity_level_block(&t->g, 0, level, index) <<
+		t->p->log_blocksize);
+}
+
+/*
+ * Byte offset of digest @index of level @level: in t->top for the top, in
+ * the scratch file below it.  A level's digests follow one another without
+ * a gap, so @n of them from @index take @n digest sizes from there.
+ */
+static u64 digest_off(const struct ev_tree *t, u32 level, u64 index)
+{
+	u64 block, pos;
+	u32 offset;
+
+	extverity_digest_pos(t->p, &t->g, 0, 0, level, index, &block,
+			     &offset);
+	pos = (block << t->p->log_blocksize) + offset;
+	return level == t->g.num_levels - 1 ? pos : t->scratch_off + pos;
 }
 
 /*
@@ -45,8 +71,9 @@ static u64 level_off(const struct ev_tree *t, u32 level, u32 block_size)
  * False on a write error, which is kept in t->scratch_err.
  */
 static bool store_digests(struct ev_tree *t, u32 level, u64 first, u64 n,
-			  const u8 *dig, u32 bs, u32 ds)
+			  const u8 *dig)
 {
+	u32 ds = t->p->digest_size;
 	int err;
 
 	if (!t->g.num_levels) {
@@ -54,11 +81,11 @@ static bool store_digests(struct ev_tree *t, u32 level, u64 first, u64 n,
 		return true;
 	}
 	if (level == t->g.num_levels - 1) {
-		memcpy(t->top + first * ds, dig, n * ds);
+		memcpy(t->top + digest_off(t, level, first), dig, n * ds);
 		return true;
 	}
 	err = ev_pwrite(t->scratch_fd, dig, n * ds,
-			level_off(t, level, bs) + first * ds);
+			digest_off(t, level, first));
 	if (err)
 		t->scratch_err = err;
 	return !err;
@@ -222,7 +249,7 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 		       u64 first, u64 last, u8 *buf, size_t buf_blocks,
 		       u8 *dig)
 {
-	u32 bs = h->block_size, ds = h->digest_size;
+	u32 bs = h->block_size;
 	u64 from, to;
 	int src = -1;
 	bool ok;
@@ -248,7 +275,7 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 		} else {
 			ok = hash_from_runs(t, h, fd, from, to, buf, dig);
 		}
-		if (!ok || !store_digests(t, 0, from, to - from, dig, bs, ds))
+		if (!ok || !store_digests(t, 0, from, to - from, dig))
 			break;
 	}
 	if (src >= 0)
@@ -258,9 +285,8 @@ void ev_tree_hash_data(struct ev_tree *t, struct ev_hasher *h, int fd,
 void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
 		    size_t buf_blocks, u8 *dig)
 {
-	u32 bs = h->block_size, ds = h->digest_size;
-	u32 per_block = bs / ds, level;
-	u64 count = t->g.data_blocks, i, n;
+	u32 bs = h->block_size, level;
+	u64 count, i, n;
 	int err;
 
 	if (!t->g.num_levels)
@@ -270,17 +296,17 @@ void ev_tree_finish(struct ev_tree *t, struct ev_hasher *h, u8 *buf,
 	 * @buf_blocks blocks; each block's digest goes to level @level.
 	 */
 	for (level = 1; level < t->g.num_levels; level++) {
-		count = ev_div_round_up(count, per_block);
+		count = extverity_level_blocks(&t->g, level - 1);
 		for (i = 0; i < count; i += n) {
 			n = count - i > buf_blocks ? buf_blocks : count - i;
 			err = ev_pread(t->scratch_fd, buf, n * bs,
-				       level_off(t, level - 1, bs) + i * bs);
+				       block_off(t, level - 1, i));
 			if (err) {
 				t->scratch_err = err;
 				return;
 			}
 			if (!hash_blocks(t, h, buf, n, dig) ||
-			    !store_digests(t, level, i, n, dig, bs, ds))
+			    !store_digests(t, level, i, n, dig))
 				return;
 		}
 	}
@@ -336,9 +362,10 @@ u64 ev_hole_hash_blocks(const struct extverity_params *p,
 		for (k = i; k < n && r[k].tree == t; k++)
 			;
 		for (level = 0; level + 1 < g->num_levels; level++) {
+			/* A block of the level covers 1 << shift leaves. */
 			shift = (level + 1) * p->log_digests_per_block;
-			holes += ((g->data_blocks + (1ULL << shift) - 1) >>
-				  shift) - touched_blocks(r + i, k - i, shift);
+			holes += extverity_level_blocks(g, level) -
+				 touched_blocks(r + i, k - i, shift);
 		}
 		i = k;
 	}

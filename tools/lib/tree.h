@@ -24,6 +24,7 @@ struct ev_run {
 
 /**
  * struct ev_tree - a tree being built
+ * @p: the format parameters it is built with
  * @data_size: bytes the tree covers
  * @g: its geometry
  * @top: the used part of the top block (g.top_len bytes); NULL when the
@@ -53,6 +54,7 @@ struct ev_run {
  * stops hashing that part of the tree, whose content is then undefined.
  */
 struct ev_tree {
+	const struct extverity_params *p;
 	u64 data_size;
 	struct extverity_geometry g;
 	u8 *top;
@@ -74,7 +76,7 @@ struct ev_tree {
  * ev_tree_init() - size a tree and allocate its top
  * @t: the tree; runs/inline_data and, when g.lower_blocks is not zero,
  *	scratch_fd/scratch_off are left for the caller to set
- * @p: format parameters (block and digest sizes)
+ * @p: format parameters, kept in @t: they must outlive it
  * @data_size: bytes the tree covers
  *
  * Return: 0, or -EFBIG when the tree exceeds the format's limits.

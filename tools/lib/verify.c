@@ -38,8 +38,7 @@ struct vctx {
 	struct ev_verify_result *res;	/* its callback, for each report */
 	struct ev_path_buf *path;	/* the path of the item being reported */
 	u8 *top;		/* current tree: its top block, zero-padded */
-	u64 levels;		/* ... and its lower levels' byte offset */
-	u64 count[EXTVERITY_MAX_LEVELS];	/* ... blocks in each level */
+	u64 levels;		/* ... its extverity_tree.levels */
 	struct vlevel lv[EXTVERITY_MAX_LEVELS];	/* ... checked blocks */
 	u32 bad_levels;		/* ... levels reported damaged, a bit each */
 	u8 *buf;		/* one chunk of data blocks */
@@ -215,6 +214,21 @@ static void print_bad_tops(struct vctx *v)
 	}
 }
 
+/*
+ * Byte offset of digest @index of level @level of tree @i within the hash
+ * block that holds it, or within v->top for the top.
+ */
+static u32 digest_off(const struct vctx *v, u32 i, u32 level, u64 index)
+{
+	u64 block;
+	u32 offset;
+
+	/* Only the offset is wanted; with a top at 0, the one in v->top. */
+	extverity_digest_pos(&v->a->p, &v->a->geo[i], 0, 0, level, index,
+			     &block, &offset);
+	return offset;
+}
+
 static int read_hash(struct vctx *v, void *buf, size_t len, u64 off)
 {
 	int err = ev_pread(v->a->fd, buf, len, off);
@@ -247,17 +261,17 @@ static int load_window(struct vctx *v, u32 i, u32 level, u64 idx)
 	const struct extverity_geometry *g = &v->a->geo[i];
 	struct vlevel *lv = &v->lv[level];
 	u32 bs = p->block_size, ds = p->digest_size;
-	u64 mask = (1ULL << p->log_digests_per_block) - 1;
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
-	u64 n = v->count[level] - idx, k;
+	u64 n = extverity_level_blocks(g, level) - idx, k;
 	const u8 *parent;
 	int err;
 
 	if (n > WIN)
 		n = WIN;
 	lv->first = UINT64_MAX;
-	err = read_hash(v, lv->blk, n * bs, v->levels +
-			(g->level_start[level] + idx) * bs);
+	err = read_hash(v, lv->blk, n * bs, v->a->offset +
+			(extverity_level_block(g, v->levels, level, idx) <<
+			 p->log_blocksize));
 	if (err)
 		return err;
 	for (k = 0; k < n; k++) {
@@ -271,7 +285,8 @@ static int load_window(struct vctx *v, u32 i, u32 level, u64 idx)
 		if (!parent)
 			continue;
 		ev_hash_block(&v->h, lv->blk + k * bs, digest);
-		if (memcmp(digest, parent + ((idx + k) & mask) * ds, ds)) {
+		if (memcmp(digest, parent + digest_off(v, i, level + 1, idx + k),
+			   ds)) {
 			if (!(v->bad_levels & (1U << level)))
 				report_tree(v, i, level);
 			v->bad_levels |= 1U << level;
@@ -314,7 +329,6 @@ static int check_range(struct vctx *v, u32 i,
 	u32 bs = p->block_size, ds = p->digest_size;
 	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
 	u64 ino = le64_to_cpu(e->inode);
-	u64 mask = (1ULL << p->log_digests_per_block) - 1;
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	const u8 *want;
 	u64 done, k;
@@ -345,7 +359,7 @@ static int check_range(struct vctx *v, u32 i,
 					return err;
 				if (!want)
 					continue;
-				want += (lf & mask) * ds;
+				want += digest_off(v, i, 0, lf);
 			}
 			ev_hash_block(&v->h, v->buf + k * bs, digest);
 			if (!memcmp(digest, want, ds))
@@ -382,8 +396,7 @@ static int check_tree(struct vctx *v, u32 i, const u64 *ext, size_t nr)
 	for (l = 0; l < EXTVERITY_MAX_LEVELS; l++)
 		v->lv[l].first = UINT64_MAX;
 	if (g->num_levels) {
-		v->levels = v->a->offset +
-			    (le64_to_cpu(t->levels) << p->log_blocksize);
+		v->levels = le64_to_cpu(t->levels);
 		memset(v->top, 0, bs);
 		err = read_hash(v, v->top, g->top_len, v->a->offset + top);
 		if (err)
@@ -393,10 +406,6 @@ static int check_tree(struct vctx *v, u32 i, const u64 *ext, size_t nr)
 			note_bad_top(v, top >> p->log_blocksize, i);
 			return 0;
 		}
-		v->count[0] = ev_div_round_up(g->data_blocks, 1ULL << shift);
-		for (l = 1; l < (int)g->num_levels; l++)
-			v->count[l] = ev_div_round_up(v->count[l - 1],
-						      1ULL << shift);
 	}
 	/* One pass over the leaves when level 0 is the top, or no level. */
 	idx = 0;
@@ -428,7 +437,7 @@ static int check_tree(struct vctx *v, u32 i, const u64 *ext, size_t nr)
 			if (err)
 				return err;
 		}
-	} while (g->num_levels > 1 && idx < v->count[0]);
+	} while (g->num_levels > 1 && idx < extverity_level_blocks(g, 0));
 	return 0;
 }
 
