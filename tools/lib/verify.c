@@ -229,6 +229,18 @@ static u32 digest_off(const struct vctx *v, u32 i, u32 level, u64 index)
 	return offset;
 }
 
+/*
+ * Hash the block at @block into @digest; 0, or EV_ENOMEM with the error
+ * printed: a digest OpenSSL failed to compute is not damage to report.
+ */
+static int hash(struct vctx *v, const void *block, u8 *digest)
+{
+	if (!ev_hash_block(&v->h, block, digest))
+		return 0;
+	ev_hash_error(v->a->p.hash_algorithm, "verifying");
+	return EV_ENOMEM;
+}
+
 static int read_hash(struct vctx *v, void *buf, size_t len, u64 off)
 {
 	int err = ev_pread(v->a->fd, buf, len, off);
@@ -284,7 +296,9 @@ static int load_window(struct vctx *v, u32 i, u32 level, u64 idx)
 		lv->bad[k] = true;
 		if (!parent)
 			continue;
-		ev_hash_block(&v->h, lv->blk + k * bs, digest);
+		err = hash(v, lv->blk + k * bs, digest);
+		if (err)
+			return err;
 		if (memcmp(digest, parent + digest_off(v, i, level + 1, idx + k),
 			   ds)) {
 			if (!(v->bad_levels & (1U << level)))
@@ -361,7 +375,9 @@ static int check_range(struct vctx *v, u32 i,
 					continue;
 				want += digest_off(v, i, 0, lf);
 			}
-			ev_hash_block(&v->h, v->buf + k * bs, digest);
+			err = hash(v, v->buf + k * bs, digest);
+			if (err)
+				return err;
 			if (!memcmp(digest, want, ds))
 				continue;
 			if (i == EXTVERITY_TREE_RESIDUAL)
@@ -401,7 +417,9 @@ static int check_tree(struct vctx *v, u32 i, const u64 *ext, size_t nr)
 		err = read_hash(v, v->top, g->top_len, v->a->offset + top);
 		if (err)
 			return err;
-		ev_hash_block(&v->h, v->top, digest);
+		err = hash(v, v->top, digest);
+		if (err)
+			return err;
 		if (memcmp(digest, t->root_hash, p->digest_size)) {
 			note_bad_top(v, top >> p->log_blocksize, i);
 			return 0;
