@@ -239,13 +239,8 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot hash the salt";
 		goto bad;
 	}
-	/*
-	 * The generic bitops (arm64 and others) take an unsigned int index:
-	 * past it, marking block 2^32 + 5 would mark block 5.  dm-verity
-	 * refuses the same sizes.
-	 */
 	if ((v->opts & EXTVERITY_OPT_CHECK_AT_MOST_ONCE) &&
-	    v->p.data_blocks > INT_MAX) {
+	    !extverity_at_most_once_fits(v->p.data_blocks)) {
 		ti->error = "Device too large for check_at_most_once";
 		err = -EINVAL;
 		goto bad;
@@ -279,15 +274,8 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate workqueue";
 		goto bad;
 	}
-	/*
-	 * dm places the per-bio data right before the bio, at bio minus this
-	 * size: a size that is not a multiple of the structure's alignment
-	 * would misalign it.
-	 */
-	ti->per_io_data_size = ALIGN(sizeof(struct extverity_io) +
-				     sizeof(struct shash_desc) +
-				     crypto_shash_descsize(v->tfm),
-				     __alignof__(struct extverity_io));
+	ti->per_io_data_size =
+		extverity_per_io_data_size(crypto_shash_descsize(v->tfm));
 	ti->error = NULL;
 	return 0;
 bad:

@@ -53,11 +53,10 @@ static void send_uevent(struct extverity_target *v, u64 block, u64 inode,
 {
 	struct mapped_device *md = dm_table_get_md(v->ti->table);
 	char env_block[48], env_inode[48], env_offset[48];
-	/* Saturating: a plain increment would wrap after 2^31 and send again. */
-	int n = atomic_fetch_add_unless(&v->uevents, 1, EXTVERITY_UEVENT_MAX) + 1;
+	int n = extverity_uevent_take(&v->uevents);
 	char *envp[4];
 
-	if (n > EXTVERITY_UEVENT_MAX)
+	if (!n)
 		return;
 	if (n == EXTVERITY_UEVENT_MAX)
 		DMERR("%s: reached the maximum of %d corruption uevents",

@@ -16,6 +16,7 @@
 #ifndef DM_EXTVERITY_H
 #define DM_EXTVERITY_H
 
+#include <linux/atomic.h>
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/dm-bufio.h>
@@ -174,6 +175,52 @@ static inline struct shash_desc *extverity_io_desc(struct extverity_io *io)
 }
 
 /*
+ * Three rules of the target whose failures only show on inputs a test VM
+ * cannot make (an 8 TiB image, a hash driver with an odd descriptor size,
+ * 2^31 corrupt reads), kept here as inline helpers so that the KUnit suite
+ * (dm-extverity-kunit.c) calls the very code the target runs.
+ */
+
+/**
+ * extverity_at_most_once_fits() - can check_at_most_once cover the device
+ * @data_blocks: number of data blocks of the device
+ *
+ * The check_at_most_once bitmap is indexed by data block number, but the
+ * generic atomic bitops (asm-generic, used by arm64 and others) take an
+ * unsigned int index while test_bit() takes an unsigned long: past 2^32
+ * blocks, verifying block 2^32 + 5 would set the bit of block 5, which would
+ * then be returned unverified.  dm-verity refuses the same sizes ("the
+ * bitset can only handle INT_MAX blocks").
+ *
+ * Return: true when every block number of the device is at most INT_MAX.
+ */
+static inline bool extverity_at_most_once_fits(u64 data_blocks)
+{
+	return data_blocks <= INT_MAX;
+}
+
+/**
+ * extverity_per_io_data_size() - ti->per_io_data_size for a hash transform
+ * @descsize: crypto_shash_descsize() of the target's transform
+ *
+ * struct extverity_io is followed by the bio's shash descriptor, whose size
+ * the hash driver chooses.  dm core places the per-bio data right before
+ * its own per-bio structure, at that structure's address minus this size,
+ * so a size that is not a multiple of the alignment of struct extverity_io
+ * would misalign it.  On x86 every SHA-2 driver's descriptor size happens to
+ * be a multiple of 8; nothing promises that elsewhere.  dm-verity rounds
+ * its size up the same way.
+ *
+ * Return: the size of struct extverity_io, the descriptor and its context,
+ * rounded up to the alignment of struct extverity_io.
+ */
+static inline unsigned int extverity_per_io_data_size(unsigned int descsize)
+{
+	return ALIGN(sizeof(struct extverity_io) + sizeof(struct shash_desc) +
+		     descsize, __alignof__(struct extverity_io));
+}
+
+/*
  * struct extverity_buf_aux - state attached to every dm-bufio buffer
  * @gen: unique number given when the buffer is (re)filled from disk
  * @verified: the block (a LEVELS block) matched the digest in its parent
@@ -186,6 +233,25 @@ struct extverity_buf_aux {
 	u64 gen;
 	bool verified;
 };
+
+/**
+ * extverity_uevent_take() - count one corruption uevent against the cap
+ * @sent: the device's count of corruption uevents sent
+ *
+ * At most EXTVERITY_UEVENT_MAX corruption uevents are sent per device, so
+ * that a disk full of bad blocks cannot flood udev.  The count saturates at
+ * the maximum: incremented on every corrupt read, an atomic_t would wrap to
+ * negative after 2^31 of them and the cap would stop applying.
+ *
+ * Return: the number of this uevent, 1 to EXTVERITY_UEVENT_MAX, or 0 when
+ * the maximum has been sent already and this one must not be.
+ */
+static inline int extverity_uevent_take(atomic_t *sent)
+{
+	int n = atomic_fetch_add_unless(sent, 1, EXTVERITY_UEVENT_MAX);
+
+	return n < EXTVERITY_UEVENT_MAX ? n + 1 : 0;
+}
 
 /* dm-extverity-hash.c */
 int extverity_hash_init(struct extverity_target *v, const char *alg_name);
