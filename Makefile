@@ -103,9 +103,11 @@ check: check-deps
 # LVM; manyfiles: the loader at 100,000 files; fiemap: other filesystems,
 # which this kernel does not build); DEBUG_VM_SKIP= runs them all.
 # t-vm-hostile.sh loads 300 of its table lines there (1100 in make check).
+# tests/vm/debug/ holds the tests only this kernel can run (KUnit), which
+# make check, on Debian's kernels, leaves out.
 DEBUG_VM_SKIP ?= t-vm-cli.sh t-vm-manyfiles.sh t-vm-fiemap.sh
 DEBUG_VM_TESTS = $(filter-out $(addprefix tests/vm/,$(DEBUG_VM_SKIP)),\
-	$(wildcard tests/vm/t-*.sh))
+	$(wildcard tests/vm/t-*.sh tests/vm/debug/t-*.sh))
 check-debug: check-deps
 	$(MAKE) tools build/asan/extverity
 	scripts/debug-kernel.sh
