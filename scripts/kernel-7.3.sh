@@ -6,7 +6,7 @@
 # without installing anything on the host (the packages do not install on
 # Debian 12: they need glibc 2.38 and gcc-14).
 #
-#   scripts/kernel-7.3.sh [prepare|env]      (default: prepare)
+#   scripts/kernel-7.3.sh [prepare|env|sparse]      (default: prepare)
 #
 # prepare  Everything under build/kernels/7.3 (re-done only when missing):
 #          apt/   a private apt configuration for suite trixie-backports,
@@ -30,6 +30,16 @@
 #          KMAKEFLAGS holds spaces: take the lines whole, e.g.
 #            while IFS= read -r l; do export "$l"; done < <(scripts/kernel-7.3.sh env)
 #          (`env $(scripts/kernel-7.3.sh env)` or eval keep only CC=gcc of it).
+# sparse   print the path of a sparse that can check code against 7.3's
+#          headers (make C=1 CHECK=PATH), built once into sparse/.  7.3's
+#          headers use __typeof_unqual__, which Debian 12's sparse 0.6.4
+#          cannot parse: the kernel's scripts/checker-valid.sh then turns
+#          C=1 off (this installs that script from linux-source-7.3 too:
+#          Debian's kbuild package lacks it, and without it C=1 went off
+#          without a word).  The source is Debian's sparse from unstable
+#          (0.6.5~rc1 when this was written; no release after 0.6.4 exists),
+#          fetched as source through a private apt configuration on the same
+#          archive and built with the host's gcc in about 5 s.
 #
 # Modules built this way are not signed: loading one taints the kernel
 # with E (unsigned) as well as O (out-of-tree).  The headers' .config asks
@@ -341,6 +351,40 @@ prepare() {
 	log "prepared $kver in $(($(date +%s) - start)) s"
 }
 
+# A sparse that 7.3's own checker-valid.sh accepts (see the header).
+sparse_for_73() {
+	local dir=$OUT/sparse uri keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	local checker=$SRC/scripts/checker-valid.sh src
+	[ -f "$checker" ] || die "no $checker: run $0 prepare"
+	if [ ! -x "$dir/sparse" ] || [ "$(sh "$checker" "$dir/sparse")" != 1 ]; then
+		uri=$(host_archive_uri)
+		[ -n "$uri" ] || die "no bookworm entry in the host's apt sources to take the archive URI from"
+		rm -rf "$dir"
+		mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/src"
+		: >"$dir/apt/status"
+		echo "deb-src [signed-by=$keyring] $uri sid main" >"$dir/apt/sources.list"
+		sed -e "s|$APTDIR|$dir/apt|g" "$APTDIR/apt.conf" >"$dir/apt/apt.conf"
+		log "fetching the sparse source package (sid) from $uri"
+		(cd "$dir/src" && apt-get -c "$dir/apt/apt.conf" -q --error-on=any update >/dev/null &&
+			apt-get -c "$dir/apt/apt.conf" -q source --download-only sparse >/dev/null) ||
+			die "cannot fetch the sparse source package"
+		src=$(compgen -G "$dir/src/sparse_*.orig.tar.*" | head -n 1)
+		[ -n "$src" ] || die "the sparse source package has no .orig tarball"
+		mkdir "$dir/build"
+		tar -xf "$src" -C "$dir/build" --strip-components=1
+		make -C "$dir/build" -s -j"$JOBS" sparse >/dev/null 2>&1 ||
+			die "sparse ($(basename "$src")) does not build here"
+		install -m 755 "$dir/build/sparse" "$dir/sparse"
+		rm -rf "$dir/build" "$dir/apt"
+		[ "$(sh "$checker" "$dir/sparse")" = 1 ] ||
+			die "$(basename "$src") cannot parse 7.3's headers either ($checker)"
+	fi
+	# What make C=1 runs to decide whether to call sparse at all.
+	cmp -s "$checker" "$(env_get KDIR)/scripts/checker-valid.sh" ||
+		install -m 755 "$checker" "$(env_get KDIR)/scripts/checker-valid.sh"
+	echo "$dir/sparse"
+}
+
 print_env() {
 	if [ ! -f "$OUT/stamp" ] || [ ! -f "$OUT/env" ]; then
 		die "nothing prepared in $OUT: run $0 prepare"
@@ -351,5 +395,6 @@ print_env() {
 case ${1:-prepare} in
 prepare) prepare ;;
 env) print_env ;;
-*) die "usage: $0 [prepare|env]" ;;
+sparse) sparse_for_73 ;;
+*) die "usage: $0 [prepare|env|sparse]" ;;
 esac

@@ -22,6 +22,9 @@
 #                                        the build's (KDIR, KMAKEFLAGS)
 #   scripts/kernels.sh kdir SERIES|KVER  the build tree, for make KVER=
 #   scripts/kernels.sh get SERIES NAME   one variable of env
+#   scripts/kernels.sh sparse SERIES     a sparse that can check code
+#                                        against its headers (make C=1
+#                                        CHECK=), for scripts/lint.sh
 #   scripts/kernels.sh run SERIES CMD... prepare, build the module, then run
 #                                        CMD with env's variables exported
 #                                        (make demo KVER=, make bench KVER=)
@@ -118,6 +121,12 @@ kdir)
 		die "kernel $2 is not the $s kernel here ($(get "$s" KVER))"
 	echo "$k" ;;
 get) get "$(series_of "${2:?series}")" "${3:?variable}" ;;
+sparse)
+	case $(series_of "${2:?series}") in
+	7.3) "$TOPDIR/scripts/kernel-7.3.sh" sparse ;;
+	*) command -v sparse || die "sparse is not installed" ;;
+	esac
+	;;
 run)
 	s=$(series_of "${2:?series}")
 	shift 2
