@@ -11,7 +11,9 @@ breaks, and the caller says so.
 
 CHANGE:
   same               nothing (re-encoded: the root must not change)
-  split-extent       a file extent cut in two (still valid)
+  split-extent       a file extent cut in two (still valid; when the map
+                     fills its last block, the sections after it and the
+                     trees' hash blocks move one block on)
   drop-last-extent   the last extent removed: the map stops short of N
   drop-middle-extent an extent in the middle removed: a gap in the map
   extent-past-tree   the last extent of a single-extent file starts one
@@ -68,12 +70,29 @@ class Area:
     def tree_blocks(self, t):
         return (self.tree_size[t] + self.bs - 1) // self.bs
 
+    def grow_extents(self, n):
+        """Insert n blocks after the EXTENTS section: what follows moves."""
+        end = self.sect[EXTENTS][0] + self.sect[EXTENTS][1]
+        self.buf[end * self.bs:end * self.bs] = bytes(n * self.bs)
+        for i, sec in enumerate(self.sect):
+            if i != EXTENTS and sec[1] and sec[0] >= end:
+                sec[0] += n
+        start, _, nr, esz = self.sect[TREES]
+        for i in range(nr):
+            off = start * self.bs + i * esz + 8
+            top, levels = struct.unpack_from('<QQ', self.buf, off)
+            struct.pack_into('<QQ', self.buf, off,
+                             top + n * self.bs if top else 0,
+                             levels + n if levels else 0)
+        self.hash_blocks += n
+        struct.pack_into('<Q', self.buf, 32, self.hash_blocks)
+
     def write(self, path):
         """Put the extent map back, re-digest the sections, re-sign."""
         s = self.sect[EXTENTS]
         blocks = (len(self.ext) * 32 + self.bs - 1) // self.bs
         if blocks > s[1]:
-            die('the extent map outgrows its section', 3)
+            self.grow_extents(blocks - s[1])
         s[1], s[2] = blocks, len(self.ext)
         base = s[0] * self.bs
         region = bytearray(blocks * self.bs)
