@@ -14,6 +14,8 @@ CHANGE:
   split-extent       a file extent cut in two (still valid; when the map
                      fills its last block, the sections after it and the
                      trees' hash blocks move one block on)
+  grow-extents       file extents cut in two until the map needs one more
+                     block, so that the move is always made (still valid)
   drop-last-extent   the last extent removed: the map stops short of N
   drop-middle-extent an extent in the middle removed: a gap in the map
   extent-past-tree   the last extent of a single-extent file starts one
@@ -127,6 +129,13 @@ def split_extent(a):
     die('no file extent of two blocks or more', 3)
 
 
+def grow_extents(a):
+    per_block = a.bs // 32
+    want = (len(a.ext) + per_block - 1) // per_block + 1
+    while (len(a.ext) + per_block - 1) // per_block < want:
+        split_extent(a)
+
+
 def drop_middle_extent(a):
     if len(a.ext) < 3:
         die('fewer than three extents', 3)
@@ -155,6 +164,7 @@ def section_past_area(a):
 CHANGES = {
     'same': lambda a: None,
     'split-extent': split_extent,
+    'grow-extents': grow_extents,
     'drop-last-extent': lambda a: a.ext.pop(),
     'drop-middle-extent': drop_middle_extent,
     'extent-past-tree': extent_past_tree,

@@ -2,7 +2,7 @@
 # Hash areas that authenticate but lie, in userspace: evforge.py changes one
 # thing and re-signs the sections and the superblock, so only the tool's
 # validators stand between the lie and a verify that reads past what the
-# manifest covers.  Each must be refused for what was changed; the two
+# manifest covers.  Each must be refused for what was changed; the three
 # rewrites that keep the area valid must verify.  Then a root computed with
 # the wrong algorithm.  The kernel's side: tests/vm/t-vm-hostile.sh.
 . "$TOPDIR/tests/userspace/common.sh"
@@ -35,6 +35,9 @@ forged() {
 forged "re-encoded unchanged: same root, verifies" 0 '' same
 check "re-encoded area is byte-identical" cmp -s "$W/h" "$W/hf"
 forged "an extent cut in two verifies" 0 '' split-extent
+forged "an extent map grown by a block (all after it moved) verifies" 0 '' grow-extents
+check "the grown area is one block longer" \
+	test "$(stat -c %s "$W/hf")" -eq $(($(stat -c %s "$W/h") + 4096))
 forged "extent map stopping short of the image refused" 2 \
 	'extent map does not cover the data image' drop-last-extent
 forged "gap in the extent map refused" 2 \
