@@ -102,7 +102,8 @@ check: check-deps
 # kernel paths the others already take (cli: the tool's device handling,
 # LVM; manyfiles: the loader at 100,000 files; fiemap: other filesystems,
 # which this kernel does not build); DEBUG_VM_SKIP= runs them all.
-# t-vm-hostile.sh loads 300 of its table lines there (1100 in make check).
+# t-vm-hostile.sh loads 300 of its table lines there (1100 in make check),
+# and t-vm-corrupt.sh's matrix is planned small (VM_MATRIX).
 # tests/vm/debug/ holds the tests only this kernel can run (KUnit), which
 # make check, on Debian's kernels, leaves out.
 DEBUG_VM_SKIP ?= t-vm-cli.sh t-vm-manyfiles.sh t-vm-fiemap.sh
@@ -112,7 +113,7 @@ check-debug: check-deps
 	$(MAKE) tools build/asan/extverity
 	scripts/debug-kernel.sh
 	env $$(scripts/debug-kernel.sh env) TESTS_OUTDIR=$(CURDIR)/build/tests-debug \
-		VM_STRESS_SECONDS=$${VM_STRESS_SECONDS:-30} \
+		VM_STRESS_SECONDS=$${VM_STRESS_SECONDS:-30} VM_MATRIX=$${VM_MATRIX:-small} \
 		HOSTILE_TABLES=$${HOSTILE_TABLES:-300} tests/run $(DEBUG_VM_TESTS)
 
 # Mutants (tests/mutants, docs/testing.md "Mutants"): each deliberate bug in
