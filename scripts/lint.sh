@@ -62,6 +62,8 @@ run_checkpatch() {
 	done
 }
 
+kmake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"; }
+
 # run_kbuild NAME KDIR [MAKEFLAGS...]: every file of the module compiled
 # with W=1 and sparse, in a fresh copy (build/lint/NAME), so that nothing
 # is skipped as up to date and the in-place module is left alone.
@@ -79,8 +81,10 @@ run_kbuild() {
 	# The KUnit tests too: Debian's kernels have no KUnit, so the module
 	# build leaves them out; their object still compiles against the
 	# headers.
-	if ! { make -C "$kdir" M="$top/$dir" W=1 C=1 "$@" modules &&
-		make -C "$kdir" M="$top/$dir" W=1 C=1 "$@" \
+	# Without the calling make's flags: under `make -s lint` kbuild would
+	# be silent, and its CHECK lines are how sparse is seen to have run.
+	if ! { kmake -C "$kdir" M="$top/$dir" W=1 C=1 "$@" modules &&
+		kmake -C "$kdir" M="$top/$dir" W=1 C=1 "$@" \
 			CONFIG_DM_EXTVERITY_KUNIT_TEST=m drivers/md/dm-extverity-kunit.o
 	} >"$log" 2>&1; then
 		cat "$log"
