@@ -20,7 +20,7 @@
 # 4 MiB segment (dd) or 200 files (filesystem), and a pass cut short is
 # not counted; once it is removed (file $S/hold-x-away, until it is back)
 # stress-io readers probe it (open, close) and count the opens that find
-# it gone.  The chaos loop's first action removes and re-creates a device,
+# it gone; it comes back only after one has (file $S/hold-x-seen).  The chaos loop's first action removes and re-creates a device,
 # so that every run has such a window.
 #@check insmod
 #@check create-a
@@ -268,11 +268,23 @@ chaos() {
 				sleep 0.02
 			done
 			# Away: the stress-io readers probe it (open, close).
+			# Re-created once a probe has found it gone (the file
+			# hold-x-seen), so that a starved reader cannot miss
+			# the window; at most 120 s.
+			rm -f $S/hold-$_d-seen
 			touch $S/hold-$_d-away
 			sleep 0.$((5 + $(rnd) % 5))
+			_t0=$(now)
+			until [ -s $S/hold-$_d-seen ]; do
+				if [ $(($(now) - _t0)) -gt 120 ]; then
+					bad "s$_d away: no probe found it gone in 120 s"
+					break
+				fi
+				sleep 0.05
+			done
 			create $_d >$S/chaos-create.out 2>&1 ||
 				bad "re-create s$_d: $(cat $S/chaos-create.out)"
-			rm -f $S/hold-$_d-away $S/hold-$_d
+			rm -f $S/hold-$_d-away $S/hold-$_d $S/hold-$_d-seen
 			_recreate=$((_recreate + 1))
 			;;
 		*)
