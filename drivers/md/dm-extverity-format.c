@@ -80,6 +80,8 @@ static u32 section_entry_size(const struct extverity_params *p,
 		return sizeof(struct extverity_extent);
 	case EXTVERITY_SECT_TREES:
 		return p->tree_entry_size;
+	case EXTVERITY_SECT_INODES:
+		return sizeof(struct extverity_inode);
 	}
 	return 0;
 }
@@ -179,8 +181,17 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 		*why = "hash block count out of range";
 		return -EINVAL;
 	}
-	/* Slots past LEVELS are reserved for compatible growth: ignored. */
-	for (id = 0; id <= EXTVERITY_SECT_LEVELS; id++) {
+	/*
+	 * Slots past LEVELS are for compatible growth: read only when their
+	 * compat flag says they are there (the INODES section follows LEVELS),
+	 * else ignored, as readers older than the flag ignore them.
+	 */
+	p->compat_flags = le32_to_cpu(sb->compat_flags) &
+			  EXTVERITY_COMPAT_KNOWN;
+	for (id = 0; id <= EXTVERITY_SECT_INODES; id++) {
+		if (id == EXTVERITY_SECT_INODES &&
+		    !(p->compat_flags & EXTVERITY_COMPAT_INODE_INDEX))
+			break;
 		err = parse_section(sb, p, id, &next_free, why);
 		if (err)
 			return err;
@@ -193,6 +204,11 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 	if (!p->sect[EXTVERITY_SECT_TREES].nr_entries ||
 	    p->sect[EXTVERITY_SECT_TREES].nr_entries >= EXTVERITY_TREE_ZERO) {
 		*why = "tree count out of range";
+		return -EINVAL;
+	}
+	/* Every entry names a file tree, and no file holds two entries. */
+	if (p->sect[EXTVERITY_SECT_INODES].nr_entries >= EXTVERITY_TREE_ZERO) {
+		*why = "inode count out of range";
 		return -EINVAL;
 	}
 	return 0;
@@ -357,4 +373,59 @@ int extverity_check_extent(const struct extverity_params *p,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/**
+ * extverity_check_inode() - validate one entry of the inode index
+ * @e: the entry
+ * @prev_inode: the inode of the entry before, 0 for the first
+ * @nr_trees: number of tree records
+ * @why: set to a static description of the first problem found
+ *
+ * Return: 0, or -EINVAL with @why set.
+ */
+int extverity_check_inode(const struct extverity_inode *e, u64 prev_inode,
+			  u64 nr_trees, const char **why)
+{
+	u64 inode = le64_to_cpu(e->inode);
+	u32 tree = le32_to_cpu(e->tree);
+
+	if (!inode || inode <= prev_inode) {
+		*why = "inode index is not sorted, or repeats an inode";
+		return -EINVAL;
+	}
+	if (tree == EXTVERITY_TREE_RESIDUAL || tree >= nr_trees) {
+		*why = "inode index names a tree that is not a file's";
+		return -EINVAL;
+	}
+	if (e->__reserved) {
+		*why = "inode index entry has reserved bits set";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * extverity_fsverity_descriptor() - fs-verity's descriptor of one file
+ * @p: format parameters (algorithm, block size, salt size)
+ * @salt: the superblock's salt
+ * @data_size: the file's size, from its tree record
+ * @root: the tree's root hash, @p->digest_size bytes
+ * @d: filled in; its (unsalted) hash is the file's fs-verity digest, what
+ *	FS_IOC_MEASURE_VERITY and `fsverity digest` report
+ */
+void extverity_fsverity_descriptor(const struct extverity_params *p,
+				   const u8 *salt, u64 data_size,
+				   const u8 *root,
+				   struct extverity_fsverity_descriptor *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->version = 1;
+	d->hash_algorithm = p->hash_algorithm;
+	d->log_blocksize = p->log_blocksize;
+	d->salt_size = p->salt_size;
+	d->data_size = cpu_to_le64(data_size);
+	memcpy(d->root_hash, root, p->digest_size);
+	if (p->salt_size)
+		memcpy(d->salt, salt, p->salt_size);
 }

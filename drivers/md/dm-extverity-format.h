@@ -36,7 +36,9 @@
  * @data_blocks: size of the data device in blocks
  * @hash_blocks: size of the hash area in blocks
  * @tree_entry_size: bytes of one struct extverity_tree record
- * @sect: per section: first block, number of blocks and entries
+ * @compat_flags: the EXTVERITY_COMPAT_* features present, of those known
+ * @sect: per section: first block, number of blocks and entries (all zero
+ *	for INODES unless EXTVERITY_COMPAT_INODE_INDEX is set)
  */
 struct extverity_params {
 	u8 hash_algorithm;
@@ -48,6 +50,7 @@ struct extverity_params {
 	u64 data_blocks;
 	u64 hash_blocks;
 	u32 tree_entry_size;
+	u32 compat_flags;
 	struct {
 		u64 start_block;
 		u64 nr_blocks;
@@ -109,6 +112,12 @@ int extverity_check_tree(const struct extverity_params *p,
 int extverity_check_extent(const struct extverity_params *p,
 			   const struct extverity_extent *e, u64 expected_start,
 			   u64 nr_trees, u64 tree_blocks, const char **why);
+int extverity_check_inode(const struct extverity_inode *e, u64 prev_inode,
+			  u64 nr_trees, const char **why);
+void extverity_fsverity_descriptor(const struct extverity_params *p,
+				   const u8 *salt, u64 data_size,
+				   const u8 *root,
+				   struct extverity_fsverity_descriptor *d);
 
 /**
  * extverity_level_block() - where one hash block below a tree's top is stored

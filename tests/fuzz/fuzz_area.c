@@ -5,7 +5,7 @@
  * dump, verify and table commands themselves on the same bytes.
  *
  * The input is the hash area.  Before use the harness writes the right
- * digests of the EXTENTS, TREES and FILES sections into the superblock and
+ * digests of the EXTENTS, TREES, FILES and INODES sections into the superblock and
  * passes the superblock's own hash as the root digest: a forger cannot do
  * that, but a signed manifest from a buggy or hostile `format` can, and it
  * is what the validators are for.  Without it the fuzzer would never get
@@ -15,8 +15,9 @@
  * exactly when loading fails, with the same exit code; table works exactly
  * when the superblock parses); a loaded area's extent map partitions the
  * data device, its FILES entries name existing trees, every tree's stored
- * geometry is the one its size gives; the table line of an area parses
- * back to the area's values.
+ * geometry is the one its size gives, its inode index is sorted, names
+ * file trees and agrees with FILES; the table line of an area parses back
+ * to the area's values.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -61,8 +62,11 @@ static void fix_digests(u8 *buf, size_t size)
 	if (!ds || log < EXTVERITY_MIN_LOG_BLOCKSIZE ||
 	    log > EXTVERITY_MAX_LOG_BLOCKSIZE)
 		return;
-	for (id = 0; EXTVERITY_SECT_HAS_DIGEST(id); id++) {
+	for (id = 0; id < EXTVERITY_NR_SECTIONS; id++) {
 		struct extverity_section *s = &sb->sections[id];
+
+		if (!EXTVERITY_SECT_HAS_DIGEST(id))
+			continue;
 		u64 start = le64_to_cpu(s->start_block);
 		u64 n = le64_to_cpu(s->nr_blocks);
 
@@ -141,6 +145,30 @@ static void check_loaded(const struct ev_area *a)
 	}
 	free(seq);
 	free(alone);
+	FUZZ_CHECK(a->has_inodes || !a->nr_inodes, "inode index without flag");
+	for (i = 0; i < a->nr_inodes; i++) {
+		u64 ino = le64_to_cpu(a->inodes[i].inode);
+		u32 t = le32_to_cpu(a->inodes[i].tree);
+
+		FUZZ_CHECK(ino && (!i || ino >
+				   le64_to_cpu(a->inodes[i - 1].inode)) &&
+			   t && t < nr_trees && !a->inodes[i].__reserved,
+			   "inode entry %llu: inode %llu tree %u",
+			   (unsigned long long)i, (unsigned long long)ino, t);
+	}
+	for (i = 0; a->has_inodes && i < a->nr_files; i++) {
+		const struct ev_file_entry *f = &a->files[i];
+		u64 k;
+
+		for (k = 0; k < a->nr_inodes; k++)
+			if (le64_to_cpu(a->inodes[k].inode) == f->ino)
+				break;
+		FUZZ_CHECK(k < a->nr_inodes &&
+			   le32_to_cpu(a->inodes[k].tree) == f->tree,
+			   "file %llu: inode %llu not indexed with tree %u",
+			   (unsigned long long)i, (unsigned long long)f->ino,
+			   f->tree);
+	}
 }
 
 /* The table line made from @a parses back to @a's values. */

@@ -2,10 +2,13 @@
 /*
  * drivers/md/dm-extverity-format.c, the validators the kernel runs on a
  * manifest that passed authentication: a superblock, then a byte N and N
- * tree records, then extent records to the end of the input.  Whatever
- * they accept must be safe to use as the kernel uses it: sections inside
- * the hash area and apart, every digest of every accepted tree inside its
- * section, every accepted extent inside the data device and its tree.
+ * tree records, then extent records up to the first refused one, then
+ * inode index entries to the end of the input.  Whatever they accept must
+ * be safe to use as the kernel uses it: sections inside the hash area and
+ * apart (the INODES section only when its compat flag is set), every
+ * digest of every accepted tree inside its section, every accepted extent
+ * inside the data device and its tree, every accepted inode entry sorted
+ * and naming a file's tree.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -18,6 +21,10 @@
 static void check_params(const struct extverity_superblock *sb,
 			 const struct extverity_params *p)
 {
+	bool index = le32_to_cpu(sb->compat_flags) &
+		     EXTVERITY_COMPAT_INODE_INDEX;
+	unsigned int last = index ? EXTVERITY_SECT_INODES :
+			    EXTVERITY_SECT_LEVELS;
 	u64 next = 1;
 	unsigned int id;
 
@@ -42,7 +49,15 @@ static void check_params(const struct extverity_superblock *sb,
 	FUZZ_CHECK(p->tree_entry_size ==
 		   sizeof(struct extverity_tree) + p->digest_size,
 		   "tree record %u bytes", p->tree_entry_size);
-	for (id = 0; id <= EXTVERITY_SECT_LEVELS; id++) {
+	FUZZ_CHECK(p->compat_flags == (le32_to_cpu(sb->compat_flags) &
+					EXTVERITY_COMPAT_KNOWN),
+		   "compat flags %#x", p->compat_flags);
+	/* Without its flag, slot 5 is ignored, however it is filled. */
+	FUZZ_CHECK(index || (!p->sect[EXTVERITY_SECT_INODES].start_block &&
+			     !p->sect[EXTVERITY_SECT_INODES].nr_blocks &&
+			     !p->sect[EXTVERITY_SECT_INODES].nr_entries),
+		   "INODES section read without its flag");
+	for (id = 0; id <= last; id++) {
 		u64 start = p->sect[id].start_block, n = p->sect[id].nr_blocks;
 		u64 e = p->sect[id].nr_entries;
 
@@ -74,6 +89,18 @@ static void check_params(const struct extverity_superblock *sb,
 			   "section %u: %llu records in %llu blocks", id,
 			   (unsigned long long)p->sect[id].nr_entries,
 			   (unsigned long long)n);
+	}
+	if (index) {
+		u64 e = p->sect[EXTVERITY_SECT_INODES].nr_entries;
+		u64 n = p->sect[EXTVERITY_SECT_INODES].nr_blocks;
+		u64 bytes = e * sizeof(struct extverity_inode);
+
+		/* May be empty (no files), else exactly long enough. */
+		FUZZ_CHECK(bytes <= n << p->log_blocksize &&
+			   (!n || bytes > (n - 1) << p->log_blocksize) &&
+			   e < EXTVERITY_TREE_ZERO,
+			   "INODES: %llu records in %llu blocks",
+			   (unsigned long long)e, (unsigned long long)n);
 	}
 	FUZZ_CHECK(p->sect[EXTVERITY_SECT_EXTENTS].nr_entries <= p->data_blocks,
 		   "more extents than data blocks");
@@ -227,7 +254,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool ok[MAX_TREES];
 	const char *why = NULL;
 	size_t nt, pos, i;
-	u64 expect = 0;
+	u64 expect = 0, prev_ino = 0;
 	int err;
 
 	if (size < sizeof(sb))
@@ -275,8 +302,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tree = le32_to_cpu(e.tree);
 		/* As the callers do: no tree blocks for a bad index. */
 		tb = tree < nt && ok[tree] ? geo[tree].data_blocks : 0;
-		if (extverity_check_extent(&p, &e, expect, nt, tb, &why))
+		if (extverity_check_extent(&p, &e, expect, nt, tb, &why)) {
+			/* The inode entries start after the refused extent. */
+			pos -= sizeof(e);
 			break;
+		}
 		FUZZ_CHECK(start == expect && count &&
 			   start + count <= p.data_blocks,
 			   "extent %llu+%llu accepted after %llu",
@@ -297,6 +327,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (geo[tree].num_levels)
 			check_range(&p, &geo[tree], (const void *)trees[tree],
 				    leaf, leaf + count - 1);
+	}
+	while (size - pos >= sizeof(struct extverity_inode)) {
+		struct extverity_inode in;
+		u64 ino;
+		u32 tree;
+
+		memcpy(&in, data + pos, sizeof(in));
+		pos += sizeof(in);
+		ino = le64_to_cpu(in.inode);
+		tree = le32_to_cpu(in.tree);
+		if (extverity_check_inode(&in, prev_ino, nt, &why)) {
+			FUZZ_CHECK(why && *why, "inode entry refused without "
+				   "a reason");
+			break;
+		}
+		FUZZ_CHECK(ino && ino > prev_ino && tree &&
+			   tree != EXTVERITY_TREE_ZERO && tree < nt &&
+			   !in.__reserved,
+			   "inode %llu (after %llu) tree %u of %zu accepted",
+			   (unsigned long long)ino,
+			   (unsigned long long)prev_ino, tree, nt);
+		prev_ino = ino;
 	}
 	return 0;
 }

@@ -21,6 +21,21 @@ CHANGE:
   extent-past-tree   the last extent of a single-extent file starts one
                      leaf later, so it runs one leaf past its tree's end
   section-past-area  the LEVELS section starts past the hash area
+The inode index (INODES, slot 5, present when compat flag 1 is set; it
+follows LEVELS and is the last section):
+  old-format         as an older extverity wrote it: flag cleared, slot 5
+                     zero, the area cut where LEVELS ends (still valid)
+  index-unsorted     the first two entries swapped
+  index-duplicate    the second entry repeats the first's inode
+  index-inode-zero   the first entry's inode is 0
+  index-tree-zero    the first entry names the residual tree
+  index-tree-range   the first entry names a tree past the tree table
+  index-reserved     the first entry's reserved field is not zero
+  index-count        one entry more counted than the section can hold
+  index-drop         the last entry removed (each entry still valid; the
+                     FILES section names an inode the index lacks)
+  index-other-tree   two entries of different trees swap trees (each
+                     entry valid; each disagrees with FILES)
 Exit 1 with a message when IN is not what it should be, 3 when the area
 has nothing the change needs."""
 import hashlib
@@ -31,7 +46,8 @@ ALGS = {1: 'sha256', 2: 'sha512'}
 ZERO = 0xffffffff
 SB_SIZE = 1024
 SECT_OFF, SECT_SIZE = 88, 96
-EXTENTS, TREES, FILES, TOPS, LEVELS = range(5)
+EXTENTS, TREES, FILES, TOPS, LEVELS, INODES = range(6)
+INODE_INDEX = 1     # compat_flags bit of the INODES section
 
 
 def die(msg, code=1):
@@ -49,6 +65,7 @@ class Area:
             die('%s: bad magic' % path)
         (self.alg, self.log_bs, self.data_blocks,
          self.hash_blocks) = struct.unpack_from('<BB2xQQ', sb, 20)
+        self.compat = struct.unpack_from('<I', sb, 16)[0]
         if self.alg not in ALGS:
             die('%s: unknown algorithm %d' % (path, self.alg))
         if self.hash(sb).hex() != root:
@@ -65,6 +82,14 @@ class Area:
         self.tree_size = [struct.unpack_from('<Q', self.buf,
                                              start * self.bs + i * esz)[0]
                           for i in range(n)]
+        # (inode, tree, reserved) of each entry; None: no index.
+        self.inodes = None
+        self.inode_count = None     # nr_entries to store, if not len()
+        if self.compat & INODE_INDEX:
+            start, _, n, _ = self.sect[INODES]
+            self.inodes = [list(struct.unpack_from('<QII', self.buf,
+                                                   start * self.bs + i * 16))
+                           for i in range(n)]
 
     def hash(self, data):
         return hashlib.new(ALGS[self.alg], data).digest()
@@ -89,6 +114,26 @@ class Area:
         self.hash_blocks += n
         struct.pack_into('<Q', self.buf, 32, self.hash_blocks)
 
+    def put_inodes(self):
+        """Put the inode index back: the last section, so the area's
+        end moves with its length."""
+        s = self.sect[INODES]
+        if self.inodes is None:
+            return
+        if not s[1]:
+            s[0] = self.hash_blocks
+        blocks = (len(self.inodes) * 16 + self.bs - 1) // self.bs
+        region = bytearray(blocks * self.bs)
+        for i, e in enumerate(self.inodes):
+            struct.pack_into('<QII', region, i * 16, *e)
+        self.buf[s[0] * self.bs:(s[0] + s[1]) * self.bs] = region
+        self.hash_blocks += blocks - s[1]
+        struct.pack_into('<Q', self.buf, 32, self.hash_blocks)
+        s[1] = blocks
+        s[2] = len(self.inodes) if self.inode_count is None else self.inode_count
+        if not blocks:
+            s[0] = 0
+
     def write(self, path):
         """Put the extent map back, re-digest the sections, re-sign."""
         s = self.sect[EXTENTS]
@@ -101,10 +146,12 @@ class Area:
         for i, e in enumerate(self.ext):
             struct.pack_into('<QQIIQ', region, i * 32, *e)
         self.buf[base:base + len(region)] = region
+        self.put_inodes()
+        struct.pack_into('<I', self.buf, 16, self.compat)
         for i in range(8):
             struct.pack_into('<QQQI', self.buf, SECT_OFF + i * SECT_SIZE,
                              *self.sect[i])
-        for i in (EXTENTS, TREES, FILES):
+        for i in (EXTENTS, TREES, FILES, INODES):
             start, nr = self.sect[i][0], self.sect[i][1]
             d = self.hash(bytes(self.buf[start * self.bs:(start + nr) * self.bs])) if nr else b''
             off = SECT_OFF + i * SECT_SIZE + 32
@@ -161,6 +208,39 @@ def section_past_area(a):
     s[0] = a.hash_blocks + 1
 
 
+def old_format(a):
+    if a.inodes is None:
+        die('no inode index', 3)
+    s = a.sect[INODES]
+    if s[1]:
+        del a.buf[s[0] * a.bs:]
+        a.hash_blocks = s[0]
+        struct.pack_into('<Q', a.buf, 32, a.hash_blocks)
+    a.sect[INODES] = [0, 0, 0, 0]
+    a.compat &= ~INODE_INDEX
+    a.inodes = None
+
+
+def index_entries(a, n):
+    if a.inodes is None or len(a.inodes) < n:
+        die('an inode index of fewer than %d entries' % n, 3)
+    return a.inodes
+
+
+def index_other_tree(a):
+    v = index_entries(a, 2)
+    for e in v[1:]:
+        if e[1] != v[0][1]:
+            v[0][1], e[1] = e[1], v[0][1]
+            return
+    die('every indexed inode has the same tree', 3)
+
+
+def index_count(a):
+    index_entries(a, 1)
+    a.inode_count = a.sect[INODES][1] * a.bs // 16 + 1
+
+
 CHANGES = {
     'same': lambda a: None,
     'split-extent': split_extent,
@@ -169,6 +249,19 @@ CHANGES = {
     'drop-middle-extent': drop_middle_extent,
     'extent-past-tree': extent_past_tree,
     'section-past-area': section_past_area,
+    'old-format': old_format,
+    'index-unsorted': lambda a: index_entries(a, 2).__setitem__(
+        slice(0, 2), [a.inodes[1], a.inodes[0]]),
+    'index-duplicate': lambda a: index_entries(a, 2)[1].__setitem__(
+        0, a.inodes[0][0]),
+    'index-inode-zero': lambda a: index_entries(a, 1)[0].__setitem__(0, 0),
+    'index-tree-zero': lambda a: index_entries(a, 1)[0].__setitem__(1, 0),
+    'index-tree-range': lambda a: index_entries(a, 1)[0].__setitem__(
+        1, len(a.tree_size)),
+    'index-reserved': lambda a: index_entries(a, 1)[0].__setitem__(2, 1),
+    'index-count': index_count,
+    'index-drop': lambda a: index_entries(a, 1).pop(),
+    'index-other-tree': index_other_tree,
 }
 
 

@@ -8,36 +8,15 @@
 #include "fsverity_digest.h"
 #include "hash.h"
 
-/* Layout of fs-verity's descriptor (linux/fsverity.h, version 1). */
-struct ev_fsverity_descriptor {
-	u8 version;
-	u8 hash_algorithm;
-	u8 log_blocksize;
-	u8 salt_size;
-	__le32 sig_size;
-	__le64 data_size;
-	u8 root_hash[64];
-	u8 salt[32];
-	u8 reserved[144];
-};
-
-_Static_assert(sizeof(struct ev_fsverity_descriptor) == 256,
-	       "fs-verity descriptor is 256 bytes");
-
 int ev_fsverity_digest(unsigned int alg, unsigned int log_blocksize,
 		       const u8 *salt, u32 salt_size, u64 data_size,
 		       const u8 *root, u8 *out)
 {
-	struct ev_fsverity_descriptor d;
+	struct extverity_fsverity_descriptor d;
+	struct extverity_params p;
 
-	memset(&d, 0, sizeof(d));
-	d.version = 1;
-	d.hash_algorithm = alg;
-	d.log_blocksize = log_blocksize;
-	d.salt_size = salt_size;
-	d.data_size = cpu_to_le64(data_size);
-	memcpy(d.root_hash, root, extverity_digest_size(alg));
-	if (salt_size)
-		memcpy(d.salt, salt, salt_size);
+	extverity_init_params(&p, alg, log_blocksize);
+	p.salt_size = salt_size;
+	extverity_fsverity_descriptor(&p, salt, data_size, root, &d);
 	return ev_hash_plain(alg, &d, sizeof(d), out);
 }

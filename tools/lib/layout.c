@@ -8,7 +8,8 @@
  *     first extent, dedup identical content;
  *  3. sweep the image: unowned allocated blocks form the residual tree,
  *     free blocks zero ranges; hash the residual tree in parallel;
- *  4. serialise the sections, pack the tops, write the superblock.
+ *  4. serialise the sections, pack the tops, index the inodes, write the
+ *     superblock.
  * Trees keep only their tops in memory; their lower levels, whose size
  * follows the files' apparent sizes, go to a scratch file (tree.h) from
  * which ev_write_area() copies them to the LEVELS section.
@@ -426,6 +427,25 @@ static int build_map(struct ctx *c, int fd)
 	return err;
 }
 
+/*
+ * The INODES section: (inode, tree) of every regular file, one entry an
+ * inode whatever its number of paths, in inode order (the readers give
+ * struct ev_fs.inodes sorted by inode number, each number once).  16 bytes
+ * a file, the kernel's lookup from st_ino to the file's tree.
+ */
+static struct extverity_inode *build_inodes(struct ctx *c)
+{
+	struct extverity_inode *v = xcalloc(c->nr_inodes ? c->nr_inodes : 1,
+					    sizeof(*v));
+	size_t i;
+
+	for (i = 0; i < c->nr_inodes; i++) {
+		v[i].inode = cpu_to_le64(c->fs->inodes[i].ino);
+		v[i].tree = cpu_to_le32(c->tree_of[i]);
+	}
+	return v;
+}
+
 /* Front-coded FILES stream, paths already sorted bytewise. */
 static u8 *build_files(struct ctx *c, size_t *len)
 {
@@ -460,12 +480,13 @@ static void set_section(struct extverity_superblock *sb, unsigned int id,
 {
 	struct extverity_section *s = &sb->sections[id];
 
+	/* An empty section keeps its record size: the parser checks it. */
+	s->entry_size = cpu_to_le32(entry_size);
 	if (!blocks)
 		return;
 	s->start_block = cpu_to_le64(*next);
 	s->nr_blocks = cpu_to_le64(blocks);
 	s->nr_entries = cpu_to_le64(entries);
-	s->entry_size = cpu_to_le32(entry_size);
 	*next += blocks;
 }
 
@@ -476,9 +497,11 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	struct extverity_superblock sb;
 	size_t files_len, i;
 	u8 *files = build_files(c, &files_len);
+	struct extverity_inode *inodes = build_inodes(c);
+	u64 inodes_bytes = (u64)c->nr_inodes * sizeof(*inodes);
 	u64 *top_off = xcalloc(c->nr_trees, sizeof(u64));
 	u64 tops_len = 0, lower = 0, next = 1, ext_bytes, tree_bytes;
-	u64 tops_start, levels_start, lv;
+	u64 tops_start, levels_start, inodes_start, lv;
 	struct ev_area_data *area = &out->area;
 	size_t pieces_cap = 0;
 	u8 *buf;
@@ -524,13 +547,34 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		    ev_div_round_up(tops_len, bs), 0, 0);
 	levels_start = next;
 	set_section(&sb, EXTVERITY_SECT_LEVELS, &next, lower, 0, 0);
+	/*
+	 * The inode index, after LEVELS (sections are in id order), always:
+	 * a raw image has an empty one, so that the flag still says "this
+	 * area has an index" and the kernel can tell "no such file" from
+	 * "made by an older tool".
+	 */
+	sb.compat_flags = cpu_to_le32(EXTVERITY_COMPAT_INODE_INDEX);
+	inodes_start = next;
+	set_section(&sb, EXTVERITY_SECT_INODES, &next,
+		    ev_div_round_up(inodes_bytes, bs), c->nr_inodes,
+		    sizeof(struct extverity_inode));
 	sb.hash_blocks = cpu_to_le64(next);
 
-	/* In memory: everything but LEVELS, which is O(files + extents). */
+	/*
+	 * In memory: everything but LEVELS, which is O(files + extents); the
+	 * INODES section is the area's tail.
+	 */
 	area->len = next * bs;
 	area->mem_len = levels_start * bs;
 	buf = xzalloc(area->mem_len);
 	area->mem = buf;
+	area->tail_len = (next - inodes_start) * bs;
+	if (area->tail_len) {
+		u8 *tail = xzalloc(area->tail_len);
+
+		memcpy(tail, inodes, inodes_bytes);
+		area->tail = tail;
+	}
 	/* EXTENTS */
 	for (i = 0; i < c->map.n; i++) {
 		struct extverity_extent e = c->map.v[i];
@@ -573,12 +617,13 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		memcpy(buf + le64_to_cpu(sb.sections[EXTVERITY_SECT_FILES]
 					 .start_block) * bs,
 		       files, files_len);
-	for (i = 0; i <= EXTVERITY_SECT_FILES && !err; i++) {
+	for (i = 0; i < EXTVERITY_NR_SECTIONS && !err; i++) {
 		struct extverity_section *s = &sb.sections[i];
+		const u8 *data = i == EXTVERITY_SECT_INODES ? area->tail :
+				 buf + le64_to_cpu(s->start_block) * bs;
 
-		if (s->nr_blocks)
-			err = ev_hash_plain(p->hash_algorithm,
-					    buf + le64_to_cpu(s->start_block) * bs,
+		if (EXTVERITY_SECT_HAS_DIGEST(i) && s->nr_blocks)
+			err = ev_hash_plain(p->hash_algorithm, data,
 					    le64_to_cpu(s->nr_blocks) * bs,
 					    s->digest);
 	}
@@ -589,6 +634,7 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	if (err) {
 		/* @out, with area->mem, is freed by the caller. */
 		free(files);
+		free(inodes);
 		free(top_off);
 		return err;
 	}
@@ -596,11 +642,13 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	out->extents = c->map.n;
 	out->trees = c->nr_trees;
 	out->files = c->fs->nr_paths;
+	out->inodes = c->nr_inodes;
 	out->zero_blocks = c->zero_blocks;
 	/* The scratch file now belongs to @out (ev_area_out_free()). */
 	area->fd = c->scratch;
 	c->scratch = -1;
 	free(files);
+	free(inodes);
 	free(top_off);
 	return 0;
 }
@@ -715,6 +763,7 @@ out:
 void ev_area_out_free(struct ev_area_out *out)
 {
 	free((void *)out->area.mem);
+	free((void *)out->area.tail);
 	free(out->area.pieces);
 	if (out->area.fd >= 0)
 		close(out->area.fd);

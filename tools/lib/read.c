@@ -19,7 +19,7 @@
 const char *ev_section_name(unsigned int id)
 {
 	static const char *const names[] = {
-		"EXTENTS", "TREES", "FILES", "TOPS", "LEVELS",
+		"EXTENTS", "TREES", "FILES", "TOPS", "LEVELS", "INODES",
 	};
 
 	return id < EV_ARRAY_SIZE(names) ? names[id] : "?";
@@ -65,6 +65,7 @@ void ev_area_close(struct ev_area *a)
 	free(a->extents);
 	free(a->trees);
 	free(a->geo);
+	free(a->inodes);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -252,6 +253,78 @@ static void index_files(struct ev_area *a)
 		      cmp_ino_file);
 }
 
+/* The entry of @ino in the inode index, or NULL. */
+static const struct extverity_inode *index_lookup(const struct ev_area *a,
+						  u64 ino)
+{
+	u64 lo = 0, hi = a->nr_inodes;
+
+	while (lo < hi) {
+		u64 mid = lo + (hi - lo) / 2;
+		u64 v = le64_to_cpu(a->inodes[mid].inode);
+
+		if (v == ino)
+			return &a->inodes[mid];
+		if (v < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * Each entry as the kernel checks it (sorted, unique, a file's tree), then
+ * against the FILES section, which format writes from the same files: every
+ * path's inode indexed with the path's tree, and no inode indexed that no
+ * path names.  The kernel never reads FILES, so only the tool can tell an
+ * index that answers `measure` for a file with another file's tree.
+ */
+static int check_inodes(struct ev_area *a)
+{
+	u64 nr_trees = a->p.sect[EXTVERITY_SECT_TREES].nr_entries;
+	u64 i, prev = 0, distinct = 0;
+	const struct extverity_inode *e;
+	const char *why;
+
+	if (!a->has_inodes)
+		return 0;
+	for (i = 0; i < a->nr_inodes; i++) {
+		if (extverity_check_inode(&a->inodes[i], prev, nr_trees,
+					  &why)) {
+			ev_error("invalid hash area in %s: inode index entry "
+				 "%llu: %s", a->path, (unsigned long long)i,
+				 why);
+			return EV_ECORRUPT;
+		}
+		prev = le64_to_cpu(a->inodes[i].inode);
+	}
+	/* by_ino is sorted by inode: one lookup per distinct inode. */
+	for (i = 0; i < a->nr_files; i++) {
+		const struct ev_ino_file *f = &a->by_ino[i];
+
+		if (i && f->ino == a->by_ino[i - 1].ino)
+			continue;
+		distinct++;
+		e = index_lookup(a, f->ino);
+		if (!e || le32_to_cpu(e->tree) != a->files[f->file].tree) {
+			ev_error("invalid hash area in %s: the inode index %s "
+				 "inode %llu of the FILES section", a->path,
+				 e ? "has another tree for" : "lacks",
+				 (unsigned long long)f->ino);
+			return EV_ECORRUPT;
+		}
+	}
+	if (distinct != a->nr_inodes) {
+		ev_error("invalid hash area in %s: the inode index has %llu "
+			 "inodes, the FILES section %llu", a->path,
+			 (unsigned long long)a->nr_inodes,
+			 (unsigned long long)distinct);
+		return EV_ECORRUPT;
+	}
+	return 0;
+}
+
 int ev_area_load(struct ev_area *a)
 {
 	const struct extverity_params *p = &a->p;
@@ -271,6 +344,13 @@ int ev_area_load(struct ev_area *a)
 		return -r;
 	bad |= r;
 	r = read_section(a, EXTVERITY_SECT_FILES, &a->files_raw);
+	if (r < 0)
+		return -r;
+	bad |= r;
+	/* Zero in p->sect unless the compat flag says it is there. */
+	a->has_inodes = p->compat_flags & EXTVERITY_COMPAT_INODE_INDEX;
+	a->nr_inodes = p->sect[EXTVERITY_SECT_INODES].nr_entries;
+	r = read_section(a, EXTVERITY_SECT_INODES, (u8 **)&a->inodes);
 	if (r < 0)
 		return -r;
 	bad |= r;
@@ -303,9 +383,24 @@ int ev_area_load(struct ev_area *a)
 		return EV_ECORRUPT;
 	}
 	r = decode_files(a);
-	if (!r)
-		index_files(a);
-	return r;
+	if (r)
+		return r;
+	index_files(a);
+	return check_inodes(a);
+}
+
+int ev_area_read(struct ev_area *a, const char *path, u64 offset,
+		 const char *root_hex)
+{
+	int err = ev_area_open(a, path, offset);
+
+	if (!err && root_hex)
+		err = ev_area_check_root(a, root_hex);
+	if (!err)
+		err = ev_area_parse(a);
+	if (!err)
+		err = ev_area_load(a);
+	return err;
 }
 
 struct ev_path_buf *ev_path_new(void)

@@ -70,6 +70,10 @@ struct ev_ino_file {
  *	SIZE_MAX when no entry uses it
  * @by_ino: (inode, index in @files) of every entry, sorted, so that a
  *	lookup by inode finds the inode's first path in path order
+ * @has_inodes: the area has an inode index (EXTVERITY_COMPAT_INODE_INDEX;
+ *	areas made before it have none)
+ * @inodes: INODES section, (inode, tree) of each regular file, validated
+ * @nr_inodes: its number of entries
  */
 struct ev_area {
 	int fd;
@@ -86,6 +90,9 @@ struct ev_area {
 	size_t nr_files;
 	size_t *tree_file;
 	struct ev_ino_file *by_ino;
+	bool has_inodes;
+	struct extverity_inode *inodes;
+	u64 nr_inodes;
 };
 
 /**
@@ -120,11 +127,29 @@ int ev_area_parse(struct ev_area *a);
  * @a: a parsed area
  *
  * Prints "corrupted: manifest section X" for a section whose digest does
- * not match.
+ * not match.  The inode index, when the area has one, is validated entry
+ * by entry and against the FILES section.
  *
  * Return: 0, EV_ECORRUPT (bad digest or inconsistent records) or EV_EIO.
  */
 int ev_area_load(struct ev_area *a);
+
+/**
+ * ev_area_read() - open, authenticate, parse and load a hash area
+ * @a: filled in; close with ev_area_close() whatever the result
+ * @path: file or device
+ * @offset: byte offset of the area
+ * @root_hex: the root digest, hex, or NULL to read the area unauthenticated
+ *	(dump without --root-digest: what the file says)
+ *
+ * What dump, verify and which do before they use an area: with a root
+ * digest everything loaded is authenticated (the root covers the
+ * superblock, which holds the digest of every section loaded).
+ *
+ * Return: 0 or an exit code, with the error printed.
+ */
+int ev_area_read(struct ev_area *a, const char *path, u64 offset,
+		 const char *root_hex);
 
 static inline const struct extverity_tree *
 ev_area_tree(const struct ev_area *a, u64 i)

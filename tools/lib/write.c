@@ -57,6 +57,9 @@ static int write_all(int fd, u64 offset, const struct ev_area_data *d,
 			err = ev_pwrite(fd, buf, n, offset + pc->dst + done);
 		}
 	}
+	if (!err && d->tail_len)
+		err = ev_pwrite(fd, d->tail, d->tail_len,
+				offset + d->len - d->tail_len);
 	if (!err && fdatasync(fd))
 		err = -errno;
 	if (!err)

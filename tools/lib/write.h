@@ -18,8 +18,11 @@ struct ev_area_piece {
  * @mem_len: their number
  * @len: bytes of the area
  * @fd: the file the pieces are read from, -1 when there are none
- * @pieces: together they cover [@mem_len, @len) exactly
+ * @pieces: together they cover [@mem_len, @len - @tail_len) exactly
  * @nr_pieces: their number
+ * @tail: bytes [@len - @tail_len, @len) of the area, in memory (the
+ *	sections after LEVELS); NULL when @tail_len is 0
+ * @tail_len: their number
  *
  * The tree levels are as large as the files' apparent sizes; copying them
  * from a scratch file in bounded chunks keeps memory independent of them.
@@ -31,6 +34,8 @@ struct ev_area_data {
 	int fd;
 	struct ev_area_piece *pieces;
 	size_t nr_pieces;
+	const u8 *tail;
+	u64 tail_len;
 };
 
 /**

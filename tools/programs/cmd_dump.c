@@ -169,6 +169,11 @@ static void print_params(const struct ev_area *a, bool json)
 		ev_json_add_str(j, "salt", salt);
 		ev_json_add_str(j, "uuid", uuid);
 		ev_json_add_u64(j, "files", a->nr_files);
+		/* null: an area made before the index, which has none. */
+		if (a->has_inodes)
+			ev_json_add_u64(j, "inode_index", a->nr_inodes);
+		else
+			ev_json_add(j, "inode_index", NULL);
 		ev_json_add_u64(j, "trees", trees);
 		ev_json_add_u64(j, "shared_trees", c.shared_trees);
 		ev_json_add_u64(j, "extents", extents);
@@ -190,6 +195,10 @@ static void print_params(const struct ev_area *a, bool json)
 	printf("Hole hash blocks:   %" PRIu64 "\n", c.hole_hash_blocks);
 	printf("Salt:               %s\n", p->salt_size ? salt : "-");
 	printf("Files:              %zu\n", a->nr_files);
+	if (a->has_inodes)
+		printf("Inode index:        %" PRIu64 "\n", a->nr_inodes);
+	else
+		printf("Inode index:        none (made by an older extverity)\n");
 	printf("Trees:              %" PRIu64 "\n", trees);
 	printf("Shared trees:       %" PRIu64 "\n", c.shared_trees);
 	printf("Extents:            %" PRIu64 "\n", extents);
@@ -234,18 +243,11 @@ int ev_cmd_dump(const struct ev_command *cmd, int argc, char *argv[])
 				     &root);
 	if (err)
 		return err;
-	err = ev_area_open(&a, argv[optind], offset);
 	/*
-	 * With a root digest, what is printed is authenticated: the root
-	 * covers the superblock, which holds the digest of every section
-	 * ev_area_load() checks.  Without one, it is what the file says.
+	 * With a root digest, what is printed is authenticated.  Without one,
+	 * it is what the file says.
 	 */
-	if (!err && root)
-		err = ev_area_check_root(&a, root);
-	if (!err)
-		err = ev_area_parse(&a);
-	if (!err)
-		err = ev_area_load(&a);
+	err = ev_area_read(&a, argv[optind], offset, root);
 	if (!err) {
 		if (files)
 			err = print_files(&a, json);

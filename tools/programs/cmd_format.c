@@ -96,6 +96,7 @@ static void print_result(const struct ev_format_opts *o,
 		ev_json_add_str(j, "salt", salt);
 		ev_json_add_str(j, "uuid", uuid);
 		ev_json_add_u64(j, "files", r->files);
+		ev_json_add_u64(j, "inode_index", r->inodes);
 		ev_json_add_u64(j, "trees", r->trees);
 		ev_json_add_u64(j, "shared_trees", r->shared_trees);
 		ev_json_add_u64(j, "extents", r->extents);
@@ -114,6 +115,7 @@ static void print_result(const struct ev_format_opts *o,
 	printf("Hole hash blocks:   %" PRIu64 "\n", r->hole_hash_blocks);
 	printf("Salt:               %s\n", o->salt_size ? salt : "-");
 	printf("Files:              %" PRIu64 "\n", r->files);
+	printf("Inode index:        %" PRIu64 "\n", r->inodes);
 	printf("Trees:              %" PRIu64 "\n", r->trees);
 	printf("Shared trees:       %" PRIu64 "\n", r->shared_trees);
 	printf("Extents:            %" PRIu64 "\n", r->extents);

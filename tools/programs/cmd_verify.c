@@ -143,13 +143,7 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 	if (err)
 		return err;
 	ev_progress_setup(progress);
-	err = ev_area_open(&a, argv[optind + 1], offset);
-	if (!err)
-		err = ev_area_check_root(&a, root);
-	if (!err)
-		err = ev_area_parse(&a);
-	if (!err)
-		err = ev_area_load(&a);
+	err = ev_area_read(&a, argv[optind + 1], offset, root);
 	if (!err) {
 		if (json) {
 			ji.a = &a;

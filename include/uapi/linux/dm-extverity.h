@@ -41,20 +41,33 @@ enum extverity_section_id {
 	EXTVERITY_SECT_FILES = 2,	/* struct extverity_file stream, tools */
 	EXTVERITY_SECT_TOPS = 3,	/* packed top hash blocks */
 	EXTVERITY_SECT_LEVELS = 4,	/* full hash blocks below the top */
-	EXTVERITY_NR_SECTIONS = 8	/* slots; 5..7 are zero in v1 */
+	EXTVERITY_SECT_INODES = 5,	/* struct extverity_inode[], kernel */
+	EXTVERITY_NR_SECTIONS = 8	/* slots; 6..7 are zero */
 };
 
 /* Sections whose bytes the superblock authenticates with a digest. */
-#define EXTVERITY_SECT_HAS_DIGEST(id)	((id) <= EXTVERITY_SECT_FILES)
+#define EXTVERITY_SECTS_WITH_DIGEST	((1U << EXTVERITY_SECT_EXTENTS) | \
+					 (1U << EXTVERITY_SECT_TREES) | \
+					 (1U << EXTVERITY_SECT_FILES) | \
+					 (1U << EXTVERITY_SECT_INODES))
+#define EXTVERITY_SECT_HAS_DIGEST(id)	((EXTVERITY_SECTS_WITH_DIGEST >> (id)) & 1)
+
+/*
+ * compat_flags: the INODES section is present (slot 5).  Readers that do
+ * not know the flag ignore the slot, as they ignore every slot past LEVELS.
+ */
+#define EXTVERITY_COMPAT_INODE_INDEX	(1U << 0)
+#define EXTVERITY_COMPAT_KNOWN		EXTVERITY_COMPAT_INODE_INDEX
 
 /**
  * struct extverity_section - where one section lives
  * @start_block: first block, counted from the start of the hash area
  * @nr_blocks: length in blocks; 0 for an empty section (then start_block is 0)
- * @nr_entries: number of records (extents, trees, files); 0 for TOPS/LEVELS
+ * @nr_entries: number of records (extents, trees, files, inodes); 0 for
+ *	TOPS/LEVELS
  * @entry_size: record size in bytes; 0 for variable-length or raw sections
  * @__reserved: zero
- * @digest: for EXTENTS, TREES and FILES, the hash of all nr_blocks blocks
+ * @digest: for EXTENTS, TREES, FILES and INODES, the hash of all nr_blocks blocks
  *	(unsalted, zero-padded to 64 bytes); zero for the others, whose blocks
  *	are authenticated through the tree roots instead
  */
@@ -169,6 +182,40 @@ struct extverity_file {
 	__le32 tree;
 	__le16 prefix_len;
 	__le16 suffix_len;
+};
+
+/**
+ * struct extverity_inode - one entry of the inode index (INODES section)
+ * @inode: inode number of a regular file, as the mounted filesystem reports
+ *	it (st_ino); never 0
+ * @tree: index into the TREES section of the file's tree; never the
+ *	residual tree
+ * @__reserved: zero
+ *
+ * One entry per regular file (not per path: hard links share it), sorted by
+ * @inode, strictly ascending, so the kernel finds a file's tree, and so its
+ * fs-verity digest, by binary search.
+ */
+struct extverity_inode {
+	__le64 inode;
+	__le32 tree;
+	__le32 __reserved;
+};
+
+/*
+ * fs-verity's file descriptor, version 1 (fs/verity/fsverity_private.h):
+ * a file's fs-verity digest is the hash of these 256 bytes.
+ */
+struct extverity_fsverity_descriptor {
+	__u8 version;
+	__u8 hash_algorithm;
+	__u8 log_blocksize;
+	__u8 salt_size;
+	__le32 sig_size;
+	__le64 data_size;
+	__u8 root_hash[64];
+	__u8 salt[32];
+	__u8 __reserved[144];
 };
 
 /* Table line constants, shared by the target and `extverity table`. */
