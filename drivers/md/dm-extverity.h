@@ -113,6 +113,10 @@ struct extverity_stats {
  * @trees: tree table, @nr_trees records
  * @roots: @nr_trees root digests of @p.digest_size bytes each
  * @nr_trees: number of trees
+ * @inodes: inode index (with EXTVERITY_COMPAT_INODE_INDEX), @nr_inodes
+ *	inode numbers of regular files, strictly ascending
+ * @inode_trees: for each of @inodes, its index into @trees (never 0)
+ * @nr_inodes: entries of the inode index
  * @verified_blocks: with check_at_most_once, a bit per data block that has
  *	been verified (atomic set_bit/test_bit, no lock: a lost race only
  *	verifies a block twice)
@@ -143,6 +147,9 @@ struct extverity_target {
 	struct extverity_mtree *trees;
 	u8 *roots;
 	u32 nr_trees;
+	u64 *inodes;
+	u32 *inode_trees;
+	u32 nr_inodes;
 	unsigned long *verified_blocks;
 
 	/* Verification: see extverity_end_io() for which queue a bio takes. */
