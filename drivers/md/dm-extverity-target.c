@@ -202,6 +202,7 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	ti->private = v;
 	v->ti = ti;
+	spin_lock_init(&v->corrupt_lock);
 
 	err = -EINVAL;
 	if (argc < EXTVERITY_NR_FIXED_ARGS) {
@@ -438,13 +439,14 @@ static void extverity_io_hints(struct dm_target *ti,
 static struct target_type extverity_target = {
 	.name		= EXTVERITY_TARGET_NAME,
 	.features	= DM_TARGET_IMMUTABLE,
-	.version	= {1, 0, 0},
+	.version	= {1, 1, 0},
 	.module		= THIS_MODULE,
 	.ctr		= extverity_ctr,
 	.dtr		= extverity_dtr,
 	.map		= extverity_map,
 	.postsuspend	= extverity_postsuspend,
 	.status		= extverity_status,
+	.message	= extverity_message,
 	.iterate_devices = extverity_iterate_devices,
 	.io_hints	= extverity_io_hints,
 };

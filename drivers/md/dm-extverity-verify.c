@@ -98,6 +98,7 @@ static int handle_corruption(struct extverity_target *v,
 		DMERR_LIMIT("%s: data block %llu: %s, file inode %llu byte offset %llu",
 			    dev, block, why, e->inode, offset);
 	}
+	extverity_record_corruption(v, e->inode, offset);
 	send_uevent(v, block, e->inode, offset);
 
 	if (v->opts & EXTVERITY_OPT_IGNORE_CORRUPTION)

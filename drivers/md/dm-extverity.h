@@ -10,6 +10,7 @@
  *	dm-extverity-manifest.c	reading, authenticating and loading the manifest
  *	dm-extverity-hash.c	the only user of the crypto API
  *	dm-extverity-verify.c	the read path: tree walk and corruption handling
+ *	dm-extverity-message.c	target messages: measure, corrupted
  *	dm-extverity-sig.c	signed root digests (optional)
  *	dm-extverity-format.c	on-disk rules, shared with the userspace tool
  */
@@ -20,6 +21,7 @@
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/dm-bufio.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <crypto/hash.h>
 
@@ -83,6 +85,26 @@ struct extverity_mtree {
 	u64 top_gen;
 };
 
+/*
+ * Files the `corrupted` message lists: a fixed array in the target, so that
+ * recording a corrupt block never allocates, and a result of at most 4 KiB
+ * (64 lines of at most 63 bytes, and a `more` line).
+ */
+#define EXTVERITY_CORRUPT_FILES_MAX	64
+
+/*
+ * struct extverity_corrupt_file - one file in which corruption was seen
+ * @inode: the file's inode; 0 for metadata (the residual tree)
+ * @first_offset: lowest bad byte offset seen in the file (for metadata:
+ *	on the data device)
+ * @blocks: bad blocks seen in it, each detection counted
+ */
+struct extverity_corrupt_file {
+	u64 inode;
+	u64 first_offset;
+	u64 blocks;
+};
+
 /* Per-CPU counters, summed for the status line. */
 struct extverity_stats {
 	u64 verified;	/* data blocks hashed and found intact */
@@ -124,6 +146,12 @@ struct extverity_stats {
  * @stats: per-CPU counters
  * @uevents: corruption uevents sent, capped at EXTVERITY_UEVENT_MAX
  * @corrupted: set once any corruption has been seen (status 'C')
+ * @corrupt_lock: protects the three fields below
+ * @nr_corrupt_files: entries of @corrupt_files in use, in order of first
+ *	detection
+ * @corrupt_overflow: bad blocks seen in files beyond the first
+ *	EXTVERITY_CORRUPT_FILES_MAX
+ * @corrupt_files: the files the `corrupted` message lists
  */
 struct extverity_target {
 	struct dm_target *ti;
@@ -159,6 +187,11 @@ struct extverity_target {
 	struct extverity_stats __percpu *stats;
 	atomic_t uevents;
 	bool corrupted;
+
+	spinlock_t corrupt_lock;	/* for the three fields below */
+	unsigned int nr_corrupt_files;
+	u64 corrupt_overflow;
+	struct extverity_corrupt_file corrupt_files[EXTVERITY_CORRUPT_FILES_MAX];
 };
 
 /*
@@ -285,6 +318,12 @@ bool extverity_map_zero(struct extverity_target *v, struct bio *bio,
 			u64 block, unsigned int *n_blocks);
 void extverity_submit_prefetch(struct extverity_target *v, u64 block,
 			       unsigned int n_blocks);
+
+/* dm-extverity-message.c */
+int extverity_message(struct dm_target *ti, unsigned int argc, char **argv,
+		      char *result, unsigned int maxlen);
+void extverity_record_corruption(struct extverity_target *v, u64 inode,
+				 u64 offset);
 
 /* dm-extverity-sig.c */
 #ifdef CONFIG_SYSTEM_DATA_VERIFICATION
