@@ -45,8 +45,12 @@ EXT_FMT = '<QQIIQ'
 TREE_ZERO = 0xffffffff
 U64 = (1 << 64) - 1
 U32 = 0xffffffff
-EXTENTS, TREES, FILES, TOPS, LEVELS = range(5)
-SECT_NAMES = ['extents', 'trees', 'files', 'tops', 'levels']
+EXTENTS, TREES, FILES, TOPS, LEVELS, INODES = range(6)
+SECT_NAMES = ['extents', 'trees', 'files', 'tops', 'levels', 'inodes']
+# Sections with a digest in the superblock (EXTVERITY_SECT_HAS_DIGEST).
+DIGESTED = (EXTENTS, TREES, FILES, INODES)
+INODE_INDEX = 1		# EXTVERITY_COMPAT_INODE_INDEX
+INODE_FMT = '<QII'
 DIGEST = {1: 32, 2: 64}
 HASHES = {1: hashlib.sha256, 2: hashlib.sha512,
           'sha256': hashlib.sha256, 'sha512': hashlib.sha512}
@@ -59,6 +63,7 @@ SB_FIELDS = ('magic', 'version', 'incompat', 'compat', 'alg', 'log_bs',
 SECT_FIELD = {'start': 0, 'nr_blocks': 1, 'nr_entries': 2, 'entry_size': 3}
 TREE_FIELD = {'data_size': 0, 'top': 1, 'levels': 2}
 EXT_FIELD = {'start': 0, 'leaf': 1, 'count': 2, 'tree': 3, 'inode': 4}
+INODE_FIELD = {'inode': 0, 'tree': 1, 'reserved': 2}
 
 
 class Area:
@@ -88,9 +93,12 @@ class Area:
         self.trees = [list(struct.unpack_from('<QQQ', tb, i * tsz)) +
                       [tb[i * tsz + 24:(i + 1) * tsz]]
                       for i in range(self.sect[TREES][2])]
+        ib = self.sect_bytes(INODES) if self.compat & INODE_INDEX else b''
+        self.inodes = [list(struct.unpack_from(INODE_FMT, ib, i * 16))
+                       for i in range(len(ib) and self.sect[INODES][2])]
         # What the case changes outside the area itself.
         self.encode_records = True
-        self.fix_digest = [True, True, True]
+        self.fix_digest = [True] * 6
         self.len_follows = False	# table length from data_blocks
         self.hostile_root = False	# a root that is not the superblock's
         self.table_alg = 'sha256'	# the table line's algorithm
@@ -115,13 +123,17 @@ class Area:
                                       for e in self.ext),
                     TREES: b''.join(struct.pack('<QQQ', *(v & U64 for v in t[:3])) +
                                     t[3] for t in self.trees)}
+            if self.inodes:
+                recs[INODES] = b''.join(
+                    struct.pack(INODE_FMT, i[0] & U64, i[1] & U32, i[2] & U32)
+                    for i in self.inodes)
             for sid, data in recs.items():
                 o = self.home[sid][0] * self.bs
                 n = self.home[sid][1] * self.bs
                 assert len(data) <= n, 'records do not fit their section'
                 buf[o:o + n] = data + bytes(n - len(data))
         alg = HASHES.get(self.alg, hashlib.sha256)
-        for sid in range(3):
+        for sid in DIGESTED:
             s = self.sect[sid]
             o, n = s[0] * bs, s[1] * bs
             if self.fix_digest[sid] and s[1] and o + n <= len(buf):
@@ -184,6 +196,9 @@ PAST_DEVICE = 'extent is empty or runs past the data device'
 ZERO_LEAF = 'zero range has a leaf index'
 NO_TREE = 'extent names a tree that does not exist'
 PAST_TREE = 'extent runs past the end of its tree'
+INODE_ORDER = 'inode index is not sorted, or repeats an inode'
+INODE_TREE = "inode index names a tree that is not a file's"
+INODE_RESERVED = 'inode index entry has reserved bits set'
 
 
 def ok():
@@ -208,6 +223,11 @@ def tree(i, why):
 def ext(i, why):
     return 'R', ti('Invalid extent map')[1] + \
         [r'extverity: \S+: extent %d: %s$' % (i, re.escape(why))]
+
+
+def inode(i, why):
+    return 'R', ti('Invalid inode index')[1] + \
+        [r'extverity: \S+: inode entry %d: %s$' % (i, re.escape(why))]
 
 
 def ext_end(end, n):
@@ -239,6 +259,12 @@ def set_ext(e, field, v):
     return f
 
 
+def set_inode(i, field, v):
+    def f(x):
+        x.inodes[i][INODE_FIELD[field]] = v
+    return f
+
+
 def both(*fs):
     def f(x):
         for g in fs:
@@ -257,15 +283,21 @@ class Layout:
         self.ne, self.nt = len(a.ext), len(a.trees)
         self.shape = [shape(a.log_bs, D, t[0]) for t in a.trees]
         s = a.sect
-        # Sections packed in order, one block each but LEVELS, which ends
-        # the area.
+        # Sections packed in order, one block each but LEVELS; the inode
+        # index (one block, room for two more entries) ends the area.
+        assert a.compat == INODE_INDEX, 'the area has no inode index'
         nxt = 1
-        for sid in range(5):
+        for sid in range(6):
             assert s[sid][0] == nxt and s[sid][1] >= 1, 'sections not packed'
             nxt += s[sid][1]
-        assert nxt == self.H, 'LEVELS does not end the area'
-        assert [s[i][1] for i in range(4)] == [1, 1, 1, 1]
+        assert nxt == self.H, 'INODES does not end the area'
+        assert [s[i][1] for i in (0, 1, 2, 3, 5)] == [1] * 5
         assert s[EXTENTS][2] * 32 <= B and s[TREES][2] * (24 + D) <= B
+        self.ni = len(a.inodes)
+        assert self.ni >= 4 and (self.ni + 2) * 16 <= B
+        # The index names the trees of files, each once, in inode order.
+        assert all(0 < i[1] < self.nt and not i[2] for i in a.inodes)
+        assert all(p[0] < q[0] for p, q in zip(a.inodes, a.inodes[1:]))
         self.tops_s, self.tops_e = s[TOPS][0] * B, (s[TOPS][0] + 1) * B
         self.lv_s, self.lv_e = s[LEVELS][0], s[LEVELS][0] + s[LEVELS][1]
         # Trees with hash blocks, in record order; their tops packed in
@@ -358,8 +390,9 @@ class Layout:
         def f(x):
             end = a.sect[sid][0] + a.sect[sid][1]
             x.sect[sid][1] += k
-            for j in range(sid + 1, 5):
+            for j in range(sid + 1, 6):
                 x.sect[j][0] += k
+                x.home[j] = (x.home[j][0] + k, x.home[j][1])
             x.hash_blocks += k
             x.copy_in((end + k) * B, end * B, (self.H - end) * B)
             for t in range(self.nt):
@@ -385,10 +418,19 @@ def cases(a):
 
     # --- Valid variants: each must load and read back as the image.
     yield 'none', 're-encoded', lambda x: None, ok()
-    yield 'sb.compat_flags', 'all-unknown-bits', set_sb('compat', U32), ok()
+    # Unknown compat bits are ignored; the one known bit says the index is
+    # there: clear, slot 5 is ignored as by a reader older than the index.
+    yield 'sb.compat_flags', 'all-unknown-bits-added', set_sb('compat', U32), ok()
+    yield 'sb.compat_flags', 'unknown-bits-only', \
+        set_sb('compat', U32 & ~INODE_INDEX), ok()
+    yield 'sb.compat_flags', 'inode-index-clear', set_sb('compat', 0), ok()
+    yield 'sb.sections[inodes]', 'garbage,flag-clear', \
+        both(set_sb('compat', 0),
+             lambda x: x.sect.__setitem__(INODES, [7, 7, 7, 7, 7, b'\x07' * 64])), \
+        ok()
     yield 'sb.uuid', 'other', set_sb('uuid', bytes(range(16))), ok()
-    yield 'sb.sections[5]', 'spare-slot-filled', \
-        lambda x: x.sect.__setitem__(5, [7, 7, 7, 7, 7, b'\x07' * 64]), ok()
+    yield 'sb.sections[6]', 'spare-slot-filled', \
+        lambda x: x.sect.__setitem__(6, [7, 7, 7, 7, 7, b'\x07' * 64]), ok()
 
     def split(x):
         e = x.ext[lay.E_FILE]
@@ -472,8 +514,8 @@ def cases(a):
         ti('Hash device is smaller than the hash area')
 
     # --- Sections (docs/format.md "Layout"): packed, each one block but
-    # LEVELS, which ends the area.
-    for sid in range(5):
+    # LEVELS; INODES ends the area.
+    for sid in range(6):
         nm = 'sb.sections[%s].' % SECT_NAMES[sid]
         s = a.sect[sid]
         for v in sorted({s[3] + 1, 1, U32, 32, 24 + D} - {s[3]}):
@@ -497,8 +539,8 @@ def cases(a):
         for k, v in nbs.items():
             yield nm + 'nr_blocks', k, set_sect(sid, 'nr_blocks', v), sb(OUTSIDE)
         # One block more: too long for EXTENTS' and TREES' records, onto
-        # the next section for FILES and TOPS (reported for that one, with
-        # the same words), past the area for LEVELS.
+        # the next section for FILES, TOPS and LEVELS (reported for that
+        # one, with the same words), past the area for INODES.
         yield nm + 'nr_blocks', '+1', set_sect(sid, 'nr_blocks', s[1] + 1), \
             sb(LENGTH if sid in (EXTENTS, TREES) else OUTSIDE)
     # Records: EXTENTS holds ne, and room for B/32 in its one block; the
@@ -564,11 +606,15 @@ def cases(a):
             x.fix_digest[sid] = False
             if sid == TREES:
                 x.trees[0][0] ^= 1
+            elif sid == INODES:
+                x.inodes[0][0] ^= 1
             else:
                 x.ext[0][4] ^= 1
         return f
     yield 'sb.sections[trees].digest', 'stale', stale(TREES), \
         ti('Tree table digest mismatch')
+    yield 'sb.sections[inodes].digest', 'stale', stale(INODES), \
+        ti('Inode index digest mismatch')
     yield 'sb.sections[extents].digest', 'stale', stale(EXTENTS), \
         ti('Extent map digest mismatch')
     yield 'table.root', 'not-the-superblocks', \
@@ -814,6 +860,93 @@ def cases(a):
         for e in x.ext:
             e[0] += 1
     yield 'extents[*].start', '+1', shift_all, ext(0, UNSORTED)
+
+    # --- Inode index (docs/format.md "Inode index"): ni entries, strictly
+    # ascending inodes, each naming a file's tree (not 0, below nt).
+    I = a.inodes
+    ni, last = lay.ni, lay.ni - 1
+    mid = ni // 2
+    # Inode numbers: 0 never; each above the one before.
+    yield 'inodes[0].inode', '0', set_inode(0, 'inode', 0), inode(0, INODE_ORDER)
+    yield 'inodes[mid].inode', 'prev', set_inode(mid, 'inode', I[mid - 1][0]), \
+        inode(mid, INODE_ORDER)
+    yield 'inodes[mid].inode', 'prev-1', set_inode(mid, 'inode', I[mid - 1][0] - 1), \
+        inode(mid, INODE_ORDER)
+    yield 'inodes[mid].inode', 'next(so-next-repeats)', \
+        set_inode(mid, 'inode', I[mid + 1][0]), inode(mid + 1, INODE_ORDER)
+    yield 'inodes[mid].inode', 'prev+1', set_inode(mid, 'inode', I[mid - 1][0] + 1), \
+        ok()
+    yield 'inodes[last].inode', '2^64-1', set_inode(last, 'inode', U64), ok()
+    yield 'inodes[0].inode', '1', set_inode(0, 'inode', 1), ok()
+
+    def swap_inodes(i):
+        def f(x):
+            x.inodes[i], x.inodes[i + 1] = x.inodes[i + 1], x.inodes[i]
+        return f
+    for i in (0, mid, ni - 2):
+        yield 'inodes[%d,%d]' % (i, i + 1), 'swapped', swap_inodes(i), \
+            inode(i + 1, INODE_ORDER)
+    yield 'inodes', 'reversed', lambda x: x.inodes.reverse(), inode(1, INODE_ORDER)
+
+    def dup_inode(i):
+        def f(x):
+            x.inodes.insert(i, list(x.inodes[i]))
+            x.sect[INODES][2] += 1
+        return f
+    for i in (0, mid, last):
+        yield 'inodes[%d]' % i, 'duplicated', dup_inode(i), inode(i + 1, INODE_ORDER)
+
+    def del_inode(i):
+        def f(x):
+            del x.inodes[i]
+            x.sect[INODES][2] -= 1
+        return f
+    # A file missing from the index loads (measure: ENOENT for it).
+    yield 'inodes[mid]', 'deleted', del_inode(mid), ok()
+    # Trees: a file's, never the residual tree, never past the table.
+    for k, v in (('0(residual)', 0), ('trees', nt), ('trees+100', nt + 100),
+                 ('2^31', 1 << 31), ('zero(2^32-1)', TREE_ZERO)):
+        yield 'inodes[mid].tree', k, set_inode(mid, 'tree', v), \
+            inode(mid, INODE_TREE)
+    yield 'inodes[0].tree', '0(residual)', set_inode(0, 'tree', 0), \
+        inode(0, INODE_TREE)
+    yield 'inodes[last].tree', 'trees', set_inode(last, 'tree', nt), \
+        inode(last, INODE_TREE)
+    # The bounds: 1 and nt - 1 are file trees (another file's: loads).
+    yield 'inodes[mid].tree', '1', set_inode(mid, 'tree', 1), ok()
+    yield 'inodes[mid].tree', 'trees-1', set_inode(mid, 'tree', nt - 1), ok()
+    for k, v in (('1', 1), ('2^31', 1 << 31), ('2^32-1', U32)):
+        yield 'inodes[mid].reserved', k, set_inode(mid, 'reserved', v), \
+            inode(mid, INODE_RESERVED)
+    # Counts: the records past ni read as zeros (inode 0: out of order);
+    # one more than the block holds, or none in a one-block section, does
+    # not match the section's length.
+    per = B // 16
+    for k, v, want in (('+1', ni + 1, inode(ni, INODE_ORDER)),
+                       ('fills-block(%d)' % per, per, inode(ni, INODE_ORDER)),
+                       ('fills-block+1', per + 1, sb(LENGTH)),
+                       ('0', 0, sb(LENGTH)),
+                       ('-1', ni - 1, ok()),
+                       ('2^32-1', U32, sb(LENGTH)),
+                       ('2^64-1', U64, sb(LENGTH))):
+        yield 'sb.sections[inodes].nr_entries', k, \
+            set_sect(INODES, 'nr_entries', v), want
+    # An empty index, the flag set: loads (measure: ENOENT for every inode).
+    yield 'sb.sections[inodes]', 'empty', empty(INODES), ok()
+    yield 'sb.sections[inodes]', 'empty-with-start', \
+        empty(INODES, start=a.sect[INODES][0]), sb(EMPTY_LOC)
+    yield 'sb.sections[inodes]', 'empty-with-entries', \
+        empty(INODES, entries=ni), sb(EMPTY_LOC)
+    # (Onto LEVELS and past the area: the section cases above.)  The area
+    # one block longer, the index moved one block on: loads; moved alone,
+    # it runs past the area.
+    def move_inodes(x):
+        x.hash_blocks += 1
+        x.sect[INODES][0] += 1
+        x.home[INODES] = (x.home[INODES][0] + 1, x.home[INODES][1])
+    yield 'sb.sections[inodes].start', '+1(gap-before,area-longer)', move_inodes, ok()
+    yield 'sb.sections[inodes].start', '+1(past-the-area)', \
+        set_sect(INODES, 'start', a.sect[INODES][0] + 1), sb(OUTSIDE)
 
 
 def main():

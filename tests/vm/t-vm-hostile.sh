@@ -8,7 +8,10 @@
 #     root on the table line matches), each with one field set to one
 #     bound: extents overlapping, missing, unsorted, past the end, empty;
 #     trees and sections out of bounds; trees' hash blocks shared or out
-#     of order; counts and sizes at integer limits; unknown flags,
+#     of order; the inode index unsorted, repeating an inode, naming the
+#     residual tree or none, with reserved bits, counts past its section,
+#     the section out of place, empty, or ignored with its flag clear;
+#     counts and sizes at integer limits; unknown flags,
 #     versions, algorithms; the table's algorithm or hash start against
 #     the superblock; and the bounds themselves, which must load
 #     (hostile-manifests.py: each outcome written by hand in its table),
