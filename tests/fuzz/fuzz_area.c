@@ -17,7 +17,8 @@
  * data device, its FILES entries name existing trees, every tree's stored
  * geometry is the one its size gives, its inode index is sorted, names
  * file trees and agrees with FILES; the table line of an area parses back
- * to the area's values.
+ * to the area's values; which answers for block 0 exactly when the area
+ * loads.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -249,6 +250,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = run(ev_cmd_dump, "dump", "--files", area_path, NULL, NULL);
 	FUZZ_CHECK(r == load_err, "dump --files exits %d, load %d", r,
 		   load_err);
+	{
+		char opt[sizeof(root_hex) + 16];
+
+		snprintf(opt, sizeof(opt), "--root-digest=%s", root_hex);
+		r = run(ev_cmd_which, "which", opt, area_path, "0", NULL);
+		FUZZ_CHECK(r == load_err, "which exits %d, load %d", r,
+			   load_err);
+	}
 	if (!verify)
 		return 0;
 	r = run(ev_cmd_verify, "verify", "--json", data_path, area_path,

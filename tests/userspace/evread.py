@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Independent reader of an extverity hash area (docs/format.md, v1).
 
-evread.py HASHFILE ROOT_HEX [sections]
+evread.py HASHFILE ROOT_HEX [sections|inodes]
 Checks the superblock against the root digest, each manifest section's
-digest, and that the extent map partitions [0, N).  Prints one line per
-extent, "start count tree leaf inode", for the caller to cross-check with
-debugfs; with "sections", prints the sections ("NAME start_block
-nr_blocks") and tree records ("TREE index data_size top levels") instead.
+digest (INODES too when compat flag 1 says it is there), and that the
+extent map partitions [0, N).  Prints one line per extent, "start count
+tree leaf inode", for the caller to cross-check with debugfs; with
+"sections", prints the sections ("NAME start_block nr_blocks") and tree
+records ("TREE index data_size top levels") instead; with "inodes", one
+line per inode index entry, "inode tree ALG:DIGEST", the digest being the
+fs-verity digest of the entry's tree record (fs-verity's descriptor built
+here, from docs/format.md), or "none" when the area has no index.
 Exit 1 with a message on the first violation."""
 import hashlib
 import struct
@@ -28,7 +32,7 @@ def main():
     sb = f.read(1024)
     if sb[:8] != b'EXTVRITY':
         die('bad magic')
-    (ver, incompat, _compat, alg, logbs, salt_size, _pad, nblocks,
+    (ver, incompat, compat, alg, logbs, salt_size, _pad, nblocks,
      hblocks) = struct.unpack_from('<III BBBB QQ', sb, 8)
     if ver != 1 or incompat or alg not in ALGS or not 10 <= logbs <= 12:
         die('bad superblock fields')
@@ -40,8 +44,12 @@ def main():
         start, nr, ents, esz, _r = struct.unpack_from('<QQQII', sb, 88 + i * 96)
         dig = sb[88 + i * 96 + 32:88 + i * 96 + 96]
         secs.append((start, nr, ents, esz, dig))
-    for i in range(3):
+    for i in (0, 1, 2, 5) if compat & 1 else (0, 1, 2):
         start, nr, _e, _s, dig = secs[i]
+        if not nr:
+            if any(dig):
+                die('empty section %d has a digest' % i)
+            continue
         f.seek(off + start * bs)
         data = f.read(nr * bs)
         if len(data) != nr * bs:
@@ -59,6 +67,31 @@ def main():
         for i in range(secs[1][2]):
             size, top, lev = struct.unpack_from('<QQQ', tdata, i * (24 + dsz))
             print('TREE', i, size, top, lev)
+        return
+    if 'inodes' in sys.argv[3:]:
+        if not compat & 1:
+            print('none')
+            return
+        dsz = hashlib.new(ALGS[alg]).digest_size
+        salt = sb[56:56 + salt_size]
+        f.seek(off + secs[1][0] * bs)
+        tdata = f.read(secs[1][2] * (24 + dsz))
+        start, nr, ents, esz, _d = secs[5]
+        if esz != 16 or ents * 16 > nr * bs:
+            die('inode index of %d entries of %d bytes in %d blocks' %
+                (ents, esz, nr))
+        f.seek(off + start * bs)
+        data = f.read(ents * 16)
+        for i in range(ents):
+            ino, tree, res = struct.unpack_from('<QII', data, i * 16)
+            if tree >= secs[1][2]:
+                die('inode %d: tree %d of %d' % (ino, tree, secs[1][2]))
+            size = struct.unpack_from('<Q', tdata, tree * (24 + dsz))[0]
+            root_hash = tdata[tree * (24 + dsz) + 24:(tree + 1) * (24 + dsz)]
+            desc = struct.pack('<BBBBIQ64s32s144s', 1, alg, logbs, salt_size,
+                               0, size, root_hash, salt, b'')
+            print(ino, tree, '%s:%s' % (ALGS[alg],
+                                        hashlib.new(ALGS[alg], desc).hexdigest()))
         return
     start, nr, ents, esz, _d = secs[0]
     if esz != 32:

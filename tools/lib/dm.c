@@ -344,3 +344,83 @@ int ev_dm_remove(const char *name, bool deferred)
 	dm_task_destroy(dmt);
 	return err;
 }
+
+bool ev_dm_is_dm_major(unsigned int major)
+{
+	return dm_is_dm_major(major);
+}
+
+/* -errno of a failed task: its ioctl's, else EIO. */
+static int task_errno(struct dm_task *dmt)
+{
+	int e = dm_task_get_errno(dmt);
+
+	return e > 0 ? -e : -EIO;
+}
+
+int ev_dm_devno_table(unsigned int major, unsigned int minor, char **name,
+		      unsigned int *nr_targets, struct ev_dm_target *t)
+{
+	struct dm_task *dmt;
+	char *type = NULL, *params = NULL;
+	uint64_t start, len;
+	void *next = NULL;
+	int err = 0;
+
+	*name = NULL;
+	*nr_targets = 0;
+	memset(t, 0, sizeof(*t));
+	dmt = dm_task_create(DM_DEVICE_TABLE);
+	if (!dmt)
+		return -ENOMEM;
+	quiet = true;
+	if (!dm_task_set_major_minor(dmt, major, minor, 0)) {
+		err = -ENOMEM;
+	} else if (!dm_task_run(dmt)) {
+		err = task_errno(dmt);
+	} else {
+		*name = xstrdup(dm_task_get_name(dmt) ? dm_task_get_name(dmt) : "");
+		do {
+			next = dm_get_next_target(dmt, next, &start, &len,
+						  &type, &params);
+			if (!type)
+				break;
+			if (!(*nr_targets)++) {
+				t->start = start;
+				t->len = len;
+				t->type = xstrdup(type);
+				t->params = xstrdup(params ? params : "");
+			}
+		} while (next);
+	}
+	quiet = false;
+	dm_task_destroy(dmt);
+	return err;
+}
+
+int ev_dm_message(const char *name, const char *msg, char **response)
+{
+	struct dm_task *dmt;
+	const char *r;
+	int err = 0;
+
+	*response = NULL;
+	dmt = dm_task_create(DM_DEVICE_TARGET_MSG);
+	if (!dmt)
+		return -ENOMEM;
+	ev_debug("message to %s: %s", name, msg);
+	/* A refusal is the target's answer: the caller says what it means. */
+	quiet = true;
+	if (!dm_task_set_name(dmt, name) || !dm_task_set_sector(dmt, 0) ||
+	    !dm_task_set_message(dmt, msg))
+		err = -ENOMEM;
+	else if (!dm_task_run(dmt))
+		err = task_errno(dmt);
+	quiet = false;
+	if (!err) {
+		r = dm_task_get_message_response(dmt);
+		*response = xstrdup(r ? r : "");
+	}
+	dm_task_destroy(dmt);
+	return err;
+}

@@ -79,4 +79,32 @@ int ev_dm_create(const char *name, const char *uuid, u64 sectors,
  */
 int ev_dm_remove(const char *name, bool deferred);
 
+/* True when @major is device-mapper's block major (/proc/devices). */
+bool ev_dm_is_dm_major(unsigned int major);
+
+/**
+ * ev_dm_devno_table() - the table of the device-mapper device @major:@minor
+ * @major: its major
+ * @minor: its minor
+ * @name: set to its name, allocated
+ * @nr_targets: set to its number of targets
+ * @t: its first target (type and params NULL when it has none); free with
+ *	ev_dm_target_free()
+ *
+ * Return: 0, or -errno of the failed request (nothing printed).
+ */
+int ev_dm_devno_table(unsigned int major, unsigned int minor, char **name,
+		      unsigned int *nr_targets, struct ev_dm_target *t);
+
+/**
+ * ev_dm_message() - send a target message, as `dmsetup message NAME 0 MSG`
+ * @name: the device
+ * @msg: the message
+ * @response: set to the target's answer, allocated ("" when it gave none)
+ *
+ * Return: 0, or -errno of the failed ioctl (nothing printed: the target's
+ * errno is its answer, for the caller to explain).
+ */
+int ev_dm_message(const char *name, const char *msg, char **response);
+
 #endif /* EXTVERITY_DM_H */

@@ -262,3 +262,46 @@ out:
 	free(copy);
 	return err;
 }
+
+int ev_damage_parse(const char *answer, struct ev_damage **v, size_t *n,
+		    u64 *more)
+{
+	char *copy = xstrdup(answer), *line, *next, *w[4];
+	size_t cap = 0;
+	int nw;
+
+	*v = NULL;
+	*n = 0;
+	*more = 0;
+	for (line = copy; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		nw = split_words(line, w, 4, false);
+		if (!nw)
+			continue;
+		/* "more N" ends the answer. */
+		if (*more)
+			goto bad;
+		if (nw == 2 && !strcmp(w[0], "more")) {
+			if (ev_parse_u64(w[1], more) || !*more)
+				goto bad;
+			continue;
+		}
+		xgrow((void **)v, &cap, *n + 1, sizeof(**v));
+		if (nw != 3 || ev_parse_u64(w[0], &(*v)[*n].inode) ||
+		    ev_parse_u64(w[1], &(*v)[*n].offset) ||
+		    ev_parse_u64(w[2], &(*v)[*n].blocks) || !(*v)[*n].blocks)
+			goto bad;
+		(*n)++;
+	}
+	free(copy);
+	return 0;
+bad:
+	free(copy);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+	*more = 0;
+	return -EINVAL;
+}

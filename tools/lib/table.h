@@ -92,6 +92,33 @@ struct ev_target_status {
 int ev_status_parse(const char *params, struct ev_target_status *st);
 
 /**
+ * struct ev_damage - one line of the target's answer to `corrupted`
+ * @inode: the file's inode, 0 for metadata (and other blocks of the
+ *	residual tree)
+ * @offset: first bad byte seen: in the file, or for metadata on the data
+ *	device
+ * @blocks: bad blocks seen in it
+ */
+struct ev_damage {
+	u64 inode;
+	u64 offset;
+	u64 blocks;
+};
+
+/**
+ * ev_damage_parse() - parse the answer to the `corrupted` message
+ * @answer: "INODE OFFSET BLOCKS" lines in order of detection, possibly a
+ *	last line "more N" (files past the target's bound)
+ * @v: set to the lines, allocated (NULL when there are none)
+ * @n: set to their number
+ * @more: set to N, or 0
+ *
+ * Return: 0, or -EINVAL (nothing allocated) when a line is not one of those.
+ */
+int ev_damage_parse(const char *answer, struct ev_damage **v, size_t *n,
+		    u64 *more);
+
+/**
  * ev_table_open_area() - open and authenticate the hash area for a table
  * @a: filled in; close with ev_area_close() even on failure
  * @hash: the hash file or device

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * extverity status: the state of an extverity device, as
- * `veritysetup status` shows a verity device, plus the target's counters.
+ * `veritysetup status` shows a verity device, plus the target's counters
+ * and the files in which the target saw corruption (its `corrupted`
+ * message), by path when the hash area can be read and authenticated.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,7 +16,7 @@
 #include "loop.h"
 #include "table.h"
 
-enum { OPT_JSON = 256 };
+enum { OPT_JSON = 256, OPT_HASH_DEVICE, OPT_OFFSET };
 
 /* One device of the table line: its /dev path, its loop file. */
 struct dev_desc {
@@ -33,6 +35,15 @@ struct state {
 	unsigned int block_size;
 	char salt[2 * EXTVERITY_MAX_SALT_SIZE + 1];
 	char uuid[37];
+	const char *hash_device;	/* --hash-device, or NULL */
+	u64 hash_offset;		/* with it, --hash-offset */
+	bool have_damage;	/* the target answered `corrupted` */
+	struct ev_damage *damage;
+	size_t nr_damage;
+	u64 damage_more;
+	bool have_area;		/* @area is loaded: paths are known */
+	struct ev_area area;
+	struct ev_path_buf *pb;
 };
 
 /* @mm: the device as the kernel prints it, major:minor. */
@@ -46,21 +57,125 @@ static void describe(struct dev_desc *d, const char *mm)
 	d->backing = ev_loop_backing_file(makedev(ma, mi));
 }
 
-/* Read and authenticate the superblock for block size, salt and uuid. */
-static void read_sb(struct state *s)
+/*
+ * Read and authenticate the superblock (against the table's root digest)
+ * for block size, salt and uuid; from --hash-device when given, else the
+ * table's hash device.  With damage to name, load the manifest too, for
+ * the paths.  0 or, when the area cannot be read or authenticated, its
+ * exit code (the error printed).
+ */
+static int read_sb(struct state *s)
 {
-	struct ev_area a;
+	struct ev_area *a = &s->area;
+	const char *path = s->hash_device ? s->hash_device : s->hash.path;
+	u64 offset = s->hash_device ? s->hash_offset : s->t.hash_sector * 512;
+	int err;
 
-	if (!s->hash.path)
-		return;
-	if (!ev_table_open_area(&a, s->hash.path, s->t.hash_sector * 512,
-				s->t.root)) {
+	if (!path)
+		return 0;
+	err = ev_table_open_area(a, path, offset, s->t.root);
+	if (!err) {
 		s->have_sb = true;
-		s->block_size = a.p.block_size;
-		ev_bin2hex(a.sb.salt, a.p.salt_size, s->salt);
-		ev_format_uuid(a.sb.uuid, s->uuid);
+		s->block_size = a->p.block_size;
+		ev_bin2hex(a->sb.salt, a->p.salt_size, s->salt);
+		ev_format_uuid(a->sb.uuid, s->uuid);
+		if (s->nr_damage || s->damage_more)
+			err = ev_area_load(a);
+		if (!err && (s->nr_damage || s->damage_more)) {
+			s->have_area = true;
+			s->pb = ev_path_new();
+			return 0;
+		}
 	}
-	ev_area_close(&a);
+	ev_area_close(a);
+	return err;
+}
+
+/*
+ * Ask the target which files it saw corrupted.  A target that does not
+ * know the message (a module older than the tool) leaves the list unknown:
+ * status is still printed, without it.
+ */
+static void read_damage(const char *name, struct state *s)
+{
+	char *answer;
+	int err = ev_dm_message(name, "corrupted", &answer);
+
+	if (err) {
+		ev_debug("%s: no answer to 'corrupted': %s", name,
+			 strerror(-err));
+		return;
+	}
+	if (ev_damage_parse(answer, &s->damage, &s->nr_damage,
+			    &s->damage_more))
+		ev_error("%s: cannot parse the target's list of corrupted "
+			 "files: %s", name, answer);
+	else
+		s->have_damage = true;
+	free(answer);
+}
+
+/* The path of damaged inode @ino, or NULL when it is not known. */
+static const char *damage_path(const struct state *s, u64 ino)
+{
+	if (!s->have_area || !ino)
+		return NULL;
+	return ev_area_path_of(&s->area, ino, s->pb);
+}
+
+static void print_damage_text(const struct state *s)
+{
+	const char *lead = "  damaged:     ", *path;
+	size_t i;
+
+	for (i = 0; i < s->nr_damage; i++) {
+		const struct ev_damage *d = &s->damage[i];
+		const char *bl = d->blocks == 1 ? "block" : "blocks";
+
+		path = damage_path(s, d->inode);
+		if (!d->inode)
+			printf("%smetadata at byte %" PRIu64 " (%" PRIu64
+			       " %s)\n", lead, d->offset, d->blocks, bl);
+		else if (path)
+			printf("%s%s (inode %" PRIu64 ", byte %" PRIu64 ", %"
+			       PRIu64 " %s)\n", lead, path, d->inode,
+			       d->offset, d->blocks, bl);
+		else
+			printf("%sinode %" PRIu64 " (byte %" PRIu64 ", %"
+			       PRIu64 " %s)\n", lead, d->inode, d->offset,
+			       d->blocks, bl);
+		lead = "               ";
+	}
+	if (s->damage_more)
+		printf("%sand %" PRIu64 " more files\n", lead,
+		       s->damage_more);
+}
+
+static void add_damage_json(struct json_object *j, const struct state *s)
+{
+	struct json_object *list, *d;
+	size_t i;
+
+	if (!s->have_damage) {
+		ev_json_add(j, "damaged", NULL);
+		ev_json_add(j, "damaged_more", NULL);
+		return;
+	}
+	list = ev_json_array();
+	for (i = 0; i < s->nr_damage; i++) {
+		d = ev_json_object();
+		ev_json_add_str(d, "kind", s->damage[i].inode ? "file" :
+				"metadata");
+		ev_json_add_u64(d, "inode", s->damage[i].inode);
+		if (s->damage[i].inode)
+			ev_json_add_str(d, "path",
+					damage_path(s, s->damage[i].inode));
+		ev_json_add_u64(d, "offset", s->damage[i].offset);
+		ev_json_add_u64(d, "blocks", s->damage[i].blocks);
+		ev_json_append(list, d);
+	}
+	ev_json_add(j, "damaged", list);
+	ev_json_add_u64(j, "damaged_more", s->damage_more);
 }
 
 static void print_json(const char *name, const struct state *s)
@@ -106,6 +221,7 @@ static void print_json(const char *name, const struct state *s)
 	}
 	ev_json_add(j, "flags", flags);
 	ev_json_add_str(j, "root_hash_sig_key_desc", s->t.sig_key);
+	add_damage_json(j, s);
 	ev_json_print(j);
 }
 
@@ -150,6 +266,7 @@ static void print_text(const char *name, const struct state *s)
 	if (s->t.sig_key)
 		printf("  signature:   key %s (verified by the kernel)\n",
 		       s->t.sig_key);
+	print_damage_text(s);
 }
 
 static int get_state(const char *name, struct state *s)
@@ -182,31 +299,48 @@ static int get_state(const char *name, struct state *s)
 	ev_dm_target_free(&t);
 	describe(&s->data, s->t.data);
 	describe(&s->hash, s->t.hash);
-	read_sb(s);
-	return err;
+	if (err)
+		return err;
+	read_damage(name, s);
+	/* The table's hash device is best effort; one named must work. */
+	err = read_sb(s);
+	return s->hash_device ? err : 0;
 }
 
 int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "hash-device", required_argument, NULL, OPT_HASH_DEVICE },
+		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false;
+	bool json = false, seen[3] = { false };
 	const char *name;
 	struct state s;
 	int c, err;
 
+	memset(&s, 0, sizeof(s));
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c != OPT_JSON)
+		if (c < OPT_JSON)
 			return ev_option_error(cmd, argv, longopts);
-		if (!ev_once(&json, "json"))
+		if (!ev_once(&seen[c - OPT_JSON], longopts[c - OPT_JSON].name))
 			return EV_EUSAGE;
+		if (c == OPT_JSON)
+			json = true;
+		else if (c == OPT_HASH_DEVICE)
+			s.hash_device = optarg;
+		else if (!ev_parse_offset(optarg, &s.hash_offset))
+			return EV_EUSAGE;
+	}
+	if (seen[OPT_OFFSET - OPT_JSON] && !s.hash_device) {
+		ev_error("--hash-offset is the offset in --hash-device: give "
+			 "both, or neither (the table's)");
+		return EV_EUSAGE;
 	}
 	if (!ev_operands(cmd, argc, argv, "NAME"))
 		return EV_EUSAGE;
 	name = argv[optind];
-	memset(&s, 0, sizeof(s));
 	err = ev_dm_init();
 	if (!err)
 		err = ev_dm_info(name, &s.info);
@@ -235,6 +369,10 @@ int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[])
 	free(s.data.backing);
 	free(s.hash.path);
 	free(s.hash.backing);
+	free(s.damage);
+	free(s.pb);
+	if (s.have_area)
+		ev_area_close(&s.area);
 	ev_table_line_free(&s.t);
 	return err;
 }

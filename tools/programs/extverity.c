@@ -27,6 +27,14 @@ static const struct ev_command commands[] = {
 	  "    extverity verify [--hash-offset=BYTES] [--json] [--progress]\n"
 	  "                     IMAGE HASHFILE ROOT_DIGEST\n"
 	  "    extverity verify [OPTION...] --root-hash-file=FILE IMAGE HASHFILE\n" },
+	{ "which", ev_cmd_which,
+	  "Name the file (and byte offset), metadata or free space of data blocks",
+	  "    extverity which [--hash-offset=BYTES] [--json]\n"
+	  "                    --root-digest=HEX|--root-hash-file=FILE\n"
+	  "                    HASHFILE BLOCK...\n" },
+	{ "measure", ev_cmd_measure,
+	  "Print the fs-verity digests the kernel gives files on extverity devices",
+	  "    extverity measure [--json] FILE...\n" },
 	{ "table", ev_cmd_table,
 	  "Print the device-mapper table line",
 	  "    extverity table [--hash-offset=BYTES]\n"
@@ -48,7 +56,7 @@ static const struct ev_command commands[] = {
 	  "    extverity close [--deferred] NAME\n" },
 	{ "status", ev_cmd_status,
 	  "Show the state of an extverity device",
-	  "    extverity status [--json] NAME\n" },
+	  "    extverity status [--json] [--hash-device=PATH [--hash-offset=BYTES]] NAME\n" },
 	{ "sign", ev_cmd_sign,
 	  "Sign a root digest for the kernel (PKCS#7)",
 	  "    extverity sign --key=KEY.pem --cert=CERT.pem ROOT_DIGEST OUT.p7s\n" },
