@@ -64,9 +64,9 @@ if [ "${dev%%:*}" = 0 ] || { [ "$fstype" != ext2/ext3 ] && [ "$fstype" != xfs ];
 	finish
 fi
 mkdir "$W/msg"
+SHIM_TARGETS="extverity 1 254:1000 254:1001 0 sha256 $(printf '%064d' 0)"
 export SHIM_DM_MAJOR=${dev%%:*} SHIM_NAME=evt SHIM_DEV=$dev \
-	SHIM_MSG_DIR=$W/msg SHIM_LOG=$W/sent \
-	SHIM_TARGETS="extverity 1 254:1000 254:1001 0 sha256 $(printf '%064d' 0)"
+	SHIM_MSG_DIR=$W/msg SHIM_LOG=$W/sent SHIM_TARGETS
 shim() {
 	env LD_PRELOAD="$W/dmshim.so" \
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$@"
