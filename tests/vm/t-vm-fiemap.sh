@@ -4,10 +4,13 @@
 # XFS, btrfs and EROFS (plain and lz4) images formatted with
 # `extverity format --fs=fiemap` (tests/lib/fsimages.sh), opened with
 # `extverity open` in the guest and mounted read-only through the target:
-# every file's sha256 matches the host's, status says verified.  A copy of
-# each image with one byte flipped in a block a file tree owns: that file's
-# read fails with EIO, every other file reads intact, the kernel report
-# names the file's inode, status says corrupted.  One boot
+# every file's sha256 matches the host's, status says verified, and
+# `extverity measure` of every file prints what `fsverity digest` printed
+# for it on the host (btrfs: refused, its st_dev is not the device).  A
+# copy of each image with one byte flipped in a block a file tree owns:
+# that file's read fails with EIO, every other file reads intact, the
+# kernel report names the file's inode, status says corrupted and names
+# the file's path.  One boot
 # (scenarios/fiemap.sh).  A filesystem the kernel lacks (the debug kernel
 # builds none of them) is skipped.
 # shellcheck disable=SC1091
@@ -80,6 +83,12 @@ print(json.load(open(sys.argv[1]))["root_digest"])' "$w/$fs.json")
 	(cd "$w/mnt" && find . -type f -print0 | LC_ALL=C sort -z |
 		xargs -0 sha256sum) >"$w/ctl/$fs.sha256"
 	find "$w/mnt" -type f -printf '%i /%P\n' >"$w/$fs.inodes"
+	# What `extverity measure` must print in the guest for every file:
+	# fs-verity's own digests of the files (fsverity-utils, the oracle).
+	# A btrfs file is refused instead (anonymous st_dev).
+	(cd "$w/mnt" && find . -type f -print0 | LC_ALL=C sort -z |
+		xargs -0 fsverity digest --hash-alg=sha256 --block-size=4096) \
+		>"$w/ctl/$fs.fsverity"
 	umount "$w/mnt"
 	# The bad copy: the first block of the first extent a file tree owns.
 	python3 "$TOPDIR/tests/userspace/evread.py" "$w/$fs.hash" "$root" \
@@ -105,9 +114,10 @@ done
 # none may go missing (vm_report, declared checks).
 while read -r fs _; do
 	for c in module open mount every-file-matches \
-		"file-count-$(wc -l <"$w/ctl/$fs.sha256")" verified close gone \
-		bad-open bad-mount bad-file-EIO bad-others-match \
-		bad-report-names-inode bad-corrupted bad-close bad-gone; do
+		"file-count-$(wc -l <"$w/ctl/$fs.sha256")" verified measure \
+		close gone bad-open bad-mount bad-file-EIO bad-others-match \
+		bad-report-names-inode bad-corrupted bad-status-names-path \
+		bad-close bad-gone; do
 		echo "$fs-$c"
 	done
 done <"$w/ctl/plan" >"$w/ctl/checks"

@@ -251,12 +251,14 @@ static void measure_one(struct measure *m, const char *file)
 	ino = st.st_ino;
 	/*
 	 * On the device itself, the inode numbers must still be those the
-	 * manifest indexes: on-disk numbers, unique on the device.
+	 * manifest indexes: on-disk numbers, unique on the device.  EROFS
+	 * numbers an inode by its on-disk position (nid) on 64-bit kernels.
 	 */
-	if (sf.f_type != EXT4_SUPER_MAGIC && sf.f_type != XFS_SUPER_MAGIC) {
+	if (sf.f_type != EXT4_SUPER_MAGIC && sf.f_type != XFS_SUPER_MAGIC &&
+	    sf.f_type != EROFS_SUPER_MAGIC_V1) {
 		refuse(m, file, EV_EUSAGE, "a %s filesystem on extverity "
-		       "device %s: measure supports ext2/3/4 and XFS, whose "
-		       "inode numbers are those of the manifest",
+		       "device %s: measure supports ext2/3/4, XFS and EROFS, "
+		       "whose inode numbers are those of the manifest",
 		       fs_name(sf.f_type, fsbuf, sizeof(fsbuf)), name);
 		free(name);
 		return;

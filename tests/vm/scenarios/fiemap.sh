@@ -4,7 +4,8 @@
 #
 # Guest side of t-vm-fiemap.sh.  /ctl/plan has a line per filesystem:
 #   FS MOUNT_TYPE GOOD_DEV BAD_DEV HASH_DEV ROOT BAD_INODE BAD_PATH
-# and /ctl/FS.sha256 the sha256 of every file, as the host read them.
+# and /ctl/FS.sha256 the sha256 of every file, as the host read them;
+# /ctl/FS.fsverity, what `fsverity digest` printed for each on the host.
 # The host declares each filesystem's checks (/ctl/checks) from the plan.
 #@check insmod
 . /ctl/guest-lib.sh
@@ -19,6 +20,34 @@ expect_status() {
 	else
 		gfail "$1-$3" "$(tr '\n' '|' </tmp/st.out)"
 	fi
+}
+
+# expect_measure FS NAME: `extverity measure` of every file under
+# /mnt/NAME prints the host's `fsverity digest` lines; on btrfs, whose
+# files' st_dev is an anonymous device, it refuses them and says so.
+expect_measure() {
+	# One run for all (the exit code is the worst; no path has a space).
+	# shellcheck disable=SC2046
+	(cd "/mnt/$2" && extverity measure $(find . -type f | sort)) \
+		>/tmp/measure.out 2>&1
+	_rc=$?
+	case $1 in
+	btrfs)
+		if [ $_rc -eq 1 ] && grep -q 'anonymous device of a btrfs' \
+			/tmp/measure.out && ! grep -q '^sha' /tmp/measure.out; then
+			gpass "$1-measure"
+		else
+			gfail "$1-measure" "exit $_rc: $(head -n 3 /tmp/measure.out | tr '\n' '|')"
+		fi
+		;;
+	*)
+		if [ $_rc -eq 0 ] && cmp -s /tmp/measure.out "/ctl/$1.fsverity"; then
+			gpass "$1-measure"
+		else
+			gfail "$1-measure" "exit $_rc: $(diff "/ctl/$1.fsverity" /tmp/measure.out | head -n 4 | tr '\n' '|')"
+		fi
+		;;
+	esac
 }
 
 # open_mount FS NAME DATA HASH ROOT MOUNT_TYPE: open, then mount read-only
@@ -60,6 +89,7 @@ while read -r fs mtype good bad hash root ino path; do
 		gcheck "$fs-file-count-$n" \
 			sh -c "[ \$(find /mnt/ev-$fs -type f | wc -l) -eq $n ]"
 		expect_status "$fs" "ev-$fs" verified
+		expect_measure "$fs" "ev-$fs"
 		umount_close "$fs" "ev-$fs"
 	fi
 
@@ -84,6 +114,15 @@ while read -r fs mtype good bad hash root ino path; do
 			gfail "$fs-bad-report-names-inode" "inode $ino not in: $(echo "$new" | head -n 2)"
 		fi
 		expect_status "$fs-bad" "bad-$fs" corrupted
+		# status asks the target which files it saw corrupted and
+		# names them by path from the hash area (the table's).
+		if extverity status "bad-$fs" >/tmp/st.out 2>&1 &&
+			grep -q "damaged: *$path (inode $ino," /tmp/st.out; then
+			gpass "$fs-bad-status-names-path"
+		else
+			gfail "$fs-bad-status-names-path" \
+				"$path not in: $(tr '\n' '|' </tmp/st.out)"
+		fi
 		umount_close "$fs-bad" "bad-$fs"
 	fi
 done </ctl/plan
