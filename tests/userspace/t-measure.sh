@@ -144,7 +144,7 @@ cat >"$W/want" <<EOF
                metadata at byte 4096 (2 blocks)
                /sizes/f4097 (inode $ino_f, byte 4096, 1 block)
                inode 999999 (byte 0, 1 block)
-               and 2 more files
+               and 2 bad blocks in other files
 EOF
 shim "$E" status --hash-device="$W/h" evt >"$W/st" 2>"$W/err"
 if sed -n '/damaged:/,$p' "$W/st" | cmp -s - "$W/want" &&

@@ -147,7 +147,7 @@ static void print_damage_text(const struct state *s)
 		lead = "               ";
 	}
 	if (s->damage_more)
-		printf("%sand %" PRIu64 " more files\n", lead,
+		printf("%sand %" PRIu64 " bad blocks in other files\n", lead,
 		       s->damage_more);
 }
 
