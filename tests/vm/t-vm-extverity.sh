@@ -4,7 +4,8 @@
 # The extverity target in a qemu guest (see tests/vm/README.md).  The host
 # generates the ext4 fixture, formats it with tools/extverity, makes damaged
 # copies at places located independently (debugfs, tests/vm/evtloc.py), and
-# boots six guests: the main scenarios (1-3, 4 ignore_corruption, 5-11), ima,
+# boots six guests: the main scenarios (1-3, 4 ignore_corruption, 5-12;
+# 12: the measure and corrupted messages), ima,
 # restart_on_corruption, panic_on_corruption, restart_on_error and
 # panic_on_error.
 #
@@ -174,6 +175,27 @@ P1K=$(debugfs -R "bmap $F1K 5" "$IMG1K" 2>/dev/null)
 cp "$IMG1K" "$w/image1k.data"
 flip "$w/image1k.data" $((P1K * 1024 + 3))
 
+# Scenario 12: every regular file's fs-verity digest, as measure must give
+# it (debugfs's inodes, fsverity-utils' digests of the source files); the
+# area without an inode index, and with an empty one.
+python3 "$TOPDIR/tests/vm/measure-expect.py" "$IMG" "$SRC" sha256 $BS $SALT \
+	>"$w/ctl/measure" 2>"$w/measure.log" || die "measure-expect: $(tail -n 2 "$w/measure.log")"
+python3 "$TOPDIR/tests/vm/measure-expect.py" "$IMG1K" "$w/fx1k/src" sha512 1024 - \
+	>"$w/ctl/measure1k" 2>"$w/measure1k.log" || die "measure-expect (1k): $(tail -n 2 "$w/measure1k.log")"
+gcc -static -O2 -Wall -Wextra -Werror -o "$w/ctl/dm-measure" \
+	"$TOPDIR/tests/vm/dm-measure.c" 2>"$w/gcc.log" ||
+	die "gcc -static dm-measure.c: $(head -n 5 "$w/gcc.log")"
+cp "$w/hash" "$w/hash.noidx"
+NOIDX_ROOT=$(python3 "$TOPDIR/tests/vm/evinodes.py" strip "$w/hash.noidx") || die "evinodes.py strip"
+cp "$w/hash" "$w/hash.emptyidx"
+EMPTYIDX_ROOT=$(python3 "$TOPDIR/tests/vm/evinodes.py" empty "$w/hash.emptyidx") || die "evinodes.py empty"
+SYMLINK=$(cd "$SRC" && find . -type l | LC_ALL=C sort | grep -E '^[A-Za-z0-9_./+-]+$' | head -n 1)
+SYMLINK_INO=$(inode_of "${SYMLINK#.}")
+DIR_INO=$(inode_of "$DIR")
+LAST_INO=$(tail -n 1 "$w/ctl/measure" | cut -d' ' -f1)
+[ -n "$SYMLINK_INO" ] && [ -n "$DIR_INO" ] && [ -n "$LAST_INO" ] ||
+	die "no symlink ($SYMLINK_INO), directory ($DIR_INO) or file inode ($LAST_INO)"
+
 disks=()
 params=$w/ctl/params
 : >"$params"
@@ -199,6 +221,8 @@ adddisk D_HRW "$w/hash.rw"
 adddisk D_IMG1K "$IMG1K:ro"
 adddisk D_HASH1K "$w/hash1k:ro"
 adddisk D_DATA1K "$w/image1k.data:ro"
+adddisk D_HNOIDX "$w/hash.noidx:ro"
+adddisk D_HEMPTYIDX "$w/hash.emptyidx:ro"
 cat >>"$params" <<EOF
 BS=$BS
 BLOCKS=$BLOCKS
@@ -226,6 +250,12 @@ BLOCKS1K=$(($(stat -c %s "$IMG1K") / 1024))
 IMAGE1K_SHA256=$(sha256sum <"$IMG1K" | cut -d' ' -f1)
 F1K=$F1K
 P1K=$P1K
+LINO=$LINO
+NOIDX_ROOT=$NOIDX_ROOT
+EMPTYIDX_ROOT=$EMPTYIDX_ROOT
+SYMLINK_INO=$SYMLINK_INO
+DIR_INO=$DIR_INO
+LAST_INO=$LAST_INO
 EOF
 cp "$params" "$w/params.txt"
 # The main boot's checks that depend on the fixture, declared on the
@@ -255,7 +285,7 @@ elif [[ " $VM_ONLY " == *" ima "* ]]; then
 	rec=$(awk '$5 == "dm_table_load" {print $6}' "$VM_OUTDIR/boot-ima/output" |
 		tail -n 1 | python3 -c 'import sys; print(bytes.fromhex(sys.stdin.read().strip()).decode("ascii", "replace").replace("\0", "\n"))' |
 		grep -a 'target_name=extverity' || true)
-	want="target_name=extverity,target_version=1.0.0,hash_failed=V,verity_version=1,"
+	want="target_name=extverity,target_version=1.1.0,hash_failed=V,verity_version=1,"
 	if [[ "$rec" == *"$want"*"verity_algorithm=sha256,root_digest=$ROOT,salt=$SALT,ignore_corruption=n,restart_on_corruption=n,panic_on_corruption=n,restart_on_error=n,panic_on_error=n,check_at_most_once=y;"* ]]; then
 		pass "ima/dm_table_load record has the extverity fields"
 	else

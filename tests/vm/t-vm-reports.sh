@@ -21,6 +21,11 @@
 #     read fails, exactly 100 change uevents, for the first 100 blocks
 #     read, each with its block, inode and offset; "reached the maximum of
 #     100 corruption uevents" logged once; another device has its own cap;
+#   - the corrupted message after each of those: the damaged files (inode
+#     0 for metadata), each with its first bad offset and its bad blocks,
+#     in the order they were found; over the cap's 73 damaged files, the
+#     first 64 and "more N" for the blocks of the others; a new device
+#     starts with none;
 #   - a failed readahead never triggers restart_on_error / panic_on_error:
 #     a lower data device that fails one block, then a lower hash device
 #     that fails the level-0 hash block of a two-level tree; buffered
@@ -103,6 +108,15 @@ for b in $(bmap $TWO $(seq 0 99)); do
 	echo "$b $TWO_INO $((l * BS))" >>"$w/ctl/flips"
 	l=$((l + 1))
 done
+# Then the one block of each of 70 small files, so that more files than
+# the corrupted message keeps (64) are damaged.
+for i in $(seq 1 70); do
+	printf 'stat /many/file-%d\nbmap /many/file-%d 0\n' "$i" "$i"
+done >"$w/many.cmd"
+debugfs -f "$w/many.cmd" "$IMG" 2>/dev/null | awk '
+	/^Inode: / { ino = $2; next }
+	/^[0-9]+$/ && ino { print $1, ino, 0; ino = "" }' >>"$w/ctl/flips"
+[ "$(grep -c . "$w/ctl/flips")" -ge 170 ] || die "no blocks of the 70 many/ files: $(tail -n 2 "$w/ctl/flips")"
 NFLIPS=$(grep -c . "$w/ctl/flips")
 [ "$NFLIPS" -gt 100 ] || die "only $NFLIPS blocks to damage"
 [ "$(cut -d' ' -f1 "$w/ctl/flips" | sort -u | grep -c .)" = "$NFLIPS" ] ||

@@ -3,7 +3,7 @@
 # shellcheck shell=sh
 #
 # Guest side of t-vm-extverity.sh, main boot: scenarios 1-3, 4
-# (ignore_corruption), 5-10.  /ctl/params (written by the host) names the
+# (ignore_corruption), 5-12 (12: the measure and corrupted messages).  /ctl/params (written by the host) names the
 # disks (D_*) and what was damaged where.  Each check is declared
 # ("#@check NAME", tests/vm/vm-lib.sh) before its section; the host
 # declares s3-l0-next-range-reads, which needs a third level-0 block.
@@ -64,6 +64,16 @@ blk_read() {
 # file_blk FILE BLOCK: read block BLOCK of a file through the page cache.
 file_blk() {
 	dd if="$1" of=/dev/null bs="$BS" skip="$2" count=1 2>/dev/null
+}
+
+# corrupted NAME: the device's answer to the corrupted message.
+corrupted() {
+	dmsetup message "$1" 0 corrupted 2>&1
+}
+
+# corrupt_count NAME: the corrupt block count of the status line.
+corrupt_count() {
+	dmsetup status "$1" | awk '{print $6}'
 }
 
 # ---------------------------------------------------------------- 1
@@ -133,6 +143,9 @@ else gfail s6-write-disk-unchanged "the data disk changed"; fi
 #@check s2-uevent-DM_EXTVERITY_ERR_BLOCK_NR
 #@check s2-uevent-DM_EXTVERITY_ERR_INODE
 #@check s2-uevent-DM_EXTVERITY_ERR_OFFSET
+#@check s2-corrupted-names-the-file
+#@check s2-corrupted-empty-after-reload
+#@check s2-corrupted-counts-each-read
 echo "== 2: flipped byte in $DFILE block 2 (disk block $DPHYS)"
 dmesg_mark
 if create evd "$D_DATA" "$D_HASH" >/tmp/c.out 2>&1; then
@@ -187,6 +200,28 @@ if create evd "$D_DATA" "$D_HASH" >/tmp/c.out 2>&1; then
 		else gfail "s2-uevent-${kv%%=*}" "no $kv in the uevents"; fi
 	done
 	cat /tmp/uevents
+	# One file damaged, one block of it: every bad block the status
+	# counts is that file's, first at byte 2 * BS.
+	c=$(corrupted evd)
+	want="$DINO $((2 * BS)) $(corrupt_count evd)"
+	if [ "$c" = "$want" ]; then gpass s2-corrupted-names-the-file
+	else gfail s2-corrupted-names-the-file "corrupted: '$c', want '$want'"; fi
+	# A new table (reload, resume) starts empty; each read of the bad
+	# block counts (O_DIRECT: one read each).
+	dmsetup table evd >/tmp/evd.table
+	if dmsetup load --readonly evd /tmp/evd.table && dmsetup resume evd; then
+		c=$(corrupted evd)
+		if [ -z "$c" ]; then gpass s2-corrupted-empty-after-reload
+		else gfail s2-corrupted-empty-after-reload "corrupted: '$c'"; fi
+		dd if=/dev/mapper/evd of=/dev/null bs=$BS skip="$DPHYS" count=1 iflag=direct 2>/dev/null
+		dd if=/dev/mapper/evd of=/dev/null bs=$BS skip="$DPHYS" count=1 iflag=direct 2>/dev/null
+		c=$(corrupted evd)
+		if [ "$c" = "$DINO $((2 * BS)) 2" ]; then gpass s2-corrupted-counts-each-read
+		else gfail s2-corrupted-counts-each-read "corrupted after two reads of block $DPHYS: '$c', want '$DINO $((2 * BS)) 2'"; fi
+	else
+		gfail s2-corrupted-empty-after-reload "reload of evd failed"
+		gfail s2-corrupted-counts-each-read "reload of evd failed"
+	fi
 	dmsetup remove --noudevsync evd
 else
 	gfail s2-create "$(cat /tmp/c.out)"
@@ -201,6 +236,7 @@ fi
 #@check s3-meta-raw-reads-before
 #@check s3-meta-raw-reads-after
 #@check s3-meta-dmesg-names-block
+#@check s3-meta-corrupted-inode-0
 echo "== 3: directory $DIR block (disk block $MPHYS)"
 dmesg_mark
 if create evm "$D_META" "$D_HASH" >/tmp/c.out 2>&1; then
@@ -218,6 +254,11 @@ if create evm "$D_META" "$D_HASH" >/tmp/c.out 2>&1; then
 	gcheck s3-meta-raw-reads-after blk_read /dev/mapper/evm $((MPHYS + 1))
 	if dmesg_new | grep -i extverity | grep -q -w "$MPHYS"; then gpass s3-meta-dmesg-names-block
 	else gfail s3-meta-dmesg-names-block "block $MPHYS not in: $(dmesg_new | grep -i extverity | head -n 2)"; fi
+	# Metadata: inode 0, the block's byte offset on the device.
+	c=$(corrupted evm)
+	want="0 $((MPHYS * BS)) $(corrupt_count evm)"
+	if [ "$c" = "$want" ]; then gpass s3-meta-corrupted-inode-0
+	else gfail s3-meta-corrupted-inode-0 "corrupted: '$c', want '$want'"; fi
 	dmsetup remove --noudevsync evm
 else
 	gfail s3-meta-create "$(cat /tmp/c.out)"
@@ -231,6 +272,7 @@ fi
 #@check s3-l0-damaged-range-fails
 #@check s3-l0-damaged-range-end-fails
 #@check s3-l0-other-files-read
+#@check s3-l0-corrupted-names-the-file
 #@check s3-top-create
 #@check s3-top-mount
 #@check s3-top-block0-fails
@@ -254,6 +296,11 @@ if [ "$LNLEVELS" -ge 2 ] && [ "$L0BLOCKS" -ge 2 ]; then
 		fi
 		gcheck s3-l0-other-files-read sh -c "cd /mnt/o && grep -v ' \\.$LFILE\$' /ctl/src.sha256 | sha256sum -c -s"
 		umount /mnt/o
+		# A damaged hash block counts for the file whose tree it is.
+		c=$(corrupted evl)
+		want="$LINO $((per * BS)) $(corrupt_count evl)"
+		if [ "$c" = "$want" ]; then gpass s3-l0-corrupted-names-the-file
+		else gfail s3-l0-corrupted-names-the-file "corrupted: '$c', want '$want'"; fi
 		dmsetup remove --noudevsync evl
 	else
 		gfail s3-l0-create "$(cat /tmp/c.out)"
@@ -514,6 +561,129 @@ if dmsetup create --noudevsync --readonly ev1d --table "$line" >/tmp/c.out 2>&1;
 	dmsetup remove --noudevsync ev1d
 else
 	gfail s11-damaged-create "$(cat /tmp/c.out)"
+fi
+
+# ---------------------------------------------------------------- 12
+#@check s12-create
+#@check s12-measure-every-file
+#@check s12-measure-dmsetup
+#@check s12-measure1k-create
+#@check s12-measure1k-every-file
+#@check s12-measure-root-dir-ENOENT
+#@check s12-measure-dir-ENOENT
+#@check s12-measure-symlink-ENOENT
+#@check s12-measure-inode0-ENOENT
+#@check s12-measure-unknown-ENOENT
+#@check s12-measure-2^64-1-ENOENT
+#@check s12-message-no-arg-EINVAL
+#@check s12-message-not-a-number-EINVAL
+#@check s12-message-negative-EINVAL
+#@check s12-message-past-2^64-EINVAL
+#@check s12-message-two-args-EINVAL
+#@check s12-message-unknown-verb-EINVAL
+#@check s12-message-corrupted-arg-EINVAL
+#@check s12-corrupted-empty-when-intact
+#@check s12-noindex-create
+#@check s12-noindex-ENODATA
+#@check s12-emptyidx-create
+#@check s12-emptyidx-ENOENT
+echo "== 12: measure and corrupted messages"
+# measure_all NAME FILE: every "INODE DIGEST" line of FILE against the
+# device's measure (dm-measure: the message's ioctl, without a dmsetup
+# process per file); prints the mismatches.
+measure_all() {
+	/ctl/dm-measure "$1" <"$2" >/tmp/measure.got 2>&1
+	awk 'NR == FNR { want[$1] = $2; next }
+		{ seen[$1] = 1 }
+		want[$1] != $2 { print "inode " $1 ": " $2 " " $3 ", want " want[$1] }
+		END { for (i in want) if (!(i in seen)) print "inode " i ": no answer" }' \
+		"$2" /tmp/measure.got
+}
+# msg_fails CHECK NAME ERROR WORDS...: the message fails, prints nothing
+# and dmsetup shows ERROR (strerror of the errno).
+msg_fails() {
+	_c=$1 _n=$2 _e=$3
+	shift 3
+	if dmsetup message -- "$_n" 0 "$@" >/tmp/m.out 2>/tmp/m.err; then
+		gfail "$_c" "'$*' answered: $(cat /tmp/m.out)"
+	elif [ -s /tmp/m.out ]; then
+		gfail "$_c" "'$*' failed but printed: $(cat /tmp/m.out)"
+	elif grep -q "$_e" /tmp/m.err; then
+		gpass "$_c"
+	else
+		gfail "$_c" "'$*': want '$_e', dmsetup said: $(cat /tmp/m.err)"
+	fi
+}
+ENOENT='No such file or directory'
+EINVAL='Invalid argument'
+if create evq "$D_IMG" "$D_HASH" >/tmp/c.out 2>&1; then
+	gpass s12-create
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	bad=$(measure_all evq /ctl/measure)
+	n=$(grep -c . /ctl/measure)
+	echo "measure: $n inodes in $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN {print b - a}') s"
+	if [ -z "$bad" ] && [ "$n" -gt 100 ]; then gpass "s12-measure-every-file ($n inodes, sha256, salted, 4 KiB)"
+	else gfail s12-measure-every-file "$n inodes; $(echo "$bad" | grep -c .) wrong: $(echo "$bad" | head -n 3 | tr '\n' '|')"; fi
+	# dmsetup prints the answer as is (and a newline).
+	read -r i want </ctl/measure
+	got=$(dmsetup message evq 0 measure "$i" 2>&1)
+	if [ "$got" = "$want" ]; then gpass s12-measure-dmsetup
+	else gfail s12-measure-dmsetup "inode $i: '$got', want '$want'"; fi
+	msg_fails s12-measure-root-dir-ENOENT evq "$ENOENT" measure 2
+	msg_fails s12-measure-dir-ENOENT evq "$ENOENT" measure "$DIR_INO"
+	msg_fails s12-measure-symlink-ENOENT evq "$ENOENT" measure "$SYMLINK_INO"
+	msg_fails s12-measure-inode0-ENOENT evq "$ENOENT" measure 0
+	msg_fails s12-measure-unknown-ENOENT evq "$ENOENT" measure $((LAST_INO + 1))
+	msg_fails s12-measure-2^64-1-ENOENT evq "$ENOENT" measure 18446744073709551615
+	msg_fails s12-message-no-arg-EINVAL evq "$EINVAL" measure
+	msg_fails s12-message-not-a-number-EINVAL evq "$EINVAL" measure 12abc
+	msg_fails s12-message-negative-EINVAL evq "$EINVAL" measure -12
+	msg_fails s12-message-past-2^64-EINVAL evq "$EINVAL" measure 18446744073709551616
+	msg_fails s12-message-two-args-EINVAL evq "$EINVAL" measure 12 13
+	msg_fails s12-message-unknown-verb-EINVAL evq "$EINVAL" frobnicate 12
+	msg_fails s12-message-corrupted-arg-EINVAL evq "$EINVAL" corrupted all
+	c=$(corrupted evq)
+	if [ -z "$c" ]; then gpass s12-corrupted-empty-when-intact
+	else gfail s12-corrupted-empty-when-intact "corrupted: '$c'"; fi
+	dmsetup remove --noudevsync evq
+else
+	gfail s12-create "$(cat /tmp/c.out)"
+fi
+line=$(extverity table "$D_IMG1K" "$D_HASH1K" "$ROOT1K" 2>&1)
+if dmsetup create --noudevsync --readonly evq1k --table "$line" >/tmp/c.out 2>&1; then
+	gpass s12-measure1k-create
+	bad=$(measure_all evq1k /ctl/measure1k)
+	n=$(grep -c . /ctl/measure1k)
+	if [ -z "$bad" ] && [ "$n" -gt 100 ]; then gpass "s12-measure1k-every-file ($n inodes, sha512, no salt, 1 KiB)"
+	else gfail s12-measure1k-every-file "$n inodes; $(echo "$bad" | grep -c .) wrong: $(echo "$bad" | head -n 3 | tr '\n' '|')"; fi
+	dmsetup remove --noudevsync evq1k
+else
+	gfail s12-measure1k-create "$(cat /tmp/c.out)"
+fi
+# A hash area made before the index: loads, measure has nothing to say.
+if dmsetup create --noudevsync --readonly evqn --table \
+	"0 $LEN extverity 1 $D_IMG $D_HNOIDX 0 sha256 $NOIDX_ROOT" >/tmp/c.out 2>&1; then
+	gpass s12-noindex-create
+	msg_fails s12-noindex-ENODATA evqn 'No data available' measure "$LAST_INO"
+	dmsetup remove --noudevsync evqn
+else
+	gfail s12-noindex-create "$(cat /tmp/c.out)"
+fi
+# The flag set, the index empty: every inode is unknown.
+if dmsetup create --noudevsync --readonly evqe --table \
+	"0 $LEN extverity 1 $D_IMG $D_HEMPTYIDX 0 sha256 $EMPTYIDX_ROOT" >/tmp/c.out 2>&1; then
+	gpass s12-emptyidx-create
+	bad=
+	for i in $(head -n 1 /ctl/measure | cut -d' ' -f1) "$LAST_INO" 2 0; do
+		dmsetup message evqe 0 measure "$i" >/tmp/m.out 2>/tmp/m.err &&
+			bad="$bad $i:answered"
+		grep -q "$ENOENT" /tmp/m.err || bad="$bad $i:$(cat /tmp/m.err)"
+	done
+	if [ -z "$bad" ]; then gpass s12-emptyidx-ENOENT
+	else gfail s12-emptyidx-ENOENT "$bad"; fi
+	dmsetup remove --noudevsync evqe
+else
+	gfail s12-emptyidx-create "$(cat /tmp/c.out)"
 fi
 
 # ---------------------------------------------------------------- 10

@@ -48,6 +48,8 @@ kname() { echo "dm-$(dmsetup info -c --noheadings -o minor "$1")"; }
 devno() { dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' '; }
 # stat_field DM FIELD: a field of /sys/block/DM/stat (1: reads completed).
 stat_field() { awk -v f="$2" '{ print $f }' "/sys/block/$1/stat" 2>/dev/null || echo none; }
+# corrupted NAME: the answer to the corrupted message, lines joined by "|".
+corrupted() { dmsetup message "$1" 0 corrupted 2>&1 | tr '\n' '|'; }
 # status NAME: "FLAG CORRUPT" of the target's status line.
 status() { dmsetup status "$1" | awk '{ print $4, $6 }'; }
 # lines RE: the extverity lines since the mark that match RE (grep -E).
@@ -65,6 +67,7 @@ exact() {
 #@check tree-blocks-eio
 #@check tree-message
 #@check tree-status-C
+#@check tree-corrupted
 dmesg_mark
 if ev et /dev/vdb /dev/vde; then
 	gpass tree-create
@@ -89,6 +92,10 @@ if ev et /dev/vdb /dev/vde; then
 	fi
 	s=$(status et)
 	if [ "$s" = "C 2" ]; then gpass tree-status-C; else gfail tree-status-C "status flag and corrupt count '$s', want 'C 2'"; fi
+	# The damaged hash block counts for the file whose tree it is.
+	c=$(corrupted et)
+	want="$TWO_INO $((128 * BS)) 2|"
+	if [ "$c" = "$want" ]; then gpass tree-corrupted; else gfail tree-corrupted "'$c', want '$want'"; fi
 	dmsetup remove et
 else
 	gfail tree-create "$(cat /tmp/ev.out)"
@@ -100,6 +107,7 @@ fi
 #@check meta-message
 #@check file-block-eio
 #@check file-message
+#@check forms-corrupted
 dmesg_mark
 if ev em /dev/vdd /dev/vdc; then
 	gpass forms-create
@@ -122,6 +130,10 @@ if ev em /dev/vdd /dev/vdc; then
 	else
 		gfail file-message "want '$m' once; got $n of $all: $(lines "data block $FILE_BLK:" | head -n 2 | tr '\n' '|')"
 	fi
+	# Metadata as inode 0 at its offset on the device, then the file.
+	c=$(corrupted em)
+	want="0 $((META_BLK * BS)) 1|$FILE_INO $FILE_OFF 1|"
+	if [ "$c" = "$want" ]; then gpass forms-corrupted; else gfail forms-corrupted "'$c', want '$want'"; fi
 	dmsetup remove em
 else
 	gfail forms-create "$(cat /tmp/ev.out)"
@@ -139,6 +151,7 @@ fi
 #@check top-forged-block-eio
 #@check top-intact-block-eio
 #@check top-message
+#@check top-corrupted
 dmesg_mark
 hlen=$(blockdev --getsz /dev/vdc)
 if echo "0 $len linear /dev/vdb 0" | mk tl &&
@@ -182,6 +195,10 @@ if echo "0 $len linear /dev/vdb 0" | mk tl &&
 	else
 		gfail top-message "want once each '$m1' and '$m2' and no other report; got $n1, $n2 of $all: $(lines 'data block' | head -n 3 | tr '\n' '|')"
 	fi
+	# Block 3 found first, block 0 then: the first bad offset is 0.
+	c=$(corrupted etop)
+	want="$TOPF_INO 0 2|"
+	if [ "$c" = "$want" ]; then gpass top-corrupted; else gfail top-corrupted "'$c', want '$want'"; fi
 	dmsetup remove etop
 	dmsetup remove tl
 	dmsetup remove th
@@ -221,6 +238,8 @@ uevent_settle() {
 #@check cap-uevents-inode-offset
 #@check cap-log-once
 #@check cap-per-device
+#@check cap-corrupted-first-64-files
+#@check cap-corrupted-per-device
 if ev ec /dev/vdd /dev/vdc; then
 	gpass cap-create
 	d=$(devno ec)
@@ -269,6 +288,31 @@ if ev ec /dev/vdd /dev/vdc; then
 	c=$(exact "$m")
 	all=$(lines 'maximum' | grep -c .)
 	if [ "$c" = 1 ] && [ "$all" = 1 ]; then gpass cap-log-once; else gfail cap-log-once "'$m': $c times, $all lines on the maximum"; fi
+	# The damaged files in the order read, each with its lowest offset
+	# and its number of blocks; past 64 files, the others' blocks.
+	want=$(awk '
+		!($2 in n) { order[k++] = $2; off[$2] = $3 }
+		$3 < off[$2] { off[$2] = $3 }
+		{ n[$2]++ }
+		END {
+			for (i = 0; i < k; i++) {
+				f = order[i]
+				if (i < 64) printf "%s %s %d|", f, off[f], n[f]
+				else more += n[f]
+			}
+			if (more) printf "more %d|", more
+		}' /ctl/flips)
+	c=$(corrupted ec)
+	echo "reports: corrupted: $(echo "$c" | tr '|' '\n' | grep -c .) lines, last $(echo "$c" | tr '|' '\n' | tail -n 2 | tr '\n' ' ')"
+	case $want in
+	*"|more "*) ;;
+	*) want="(the flips do not damage more than 64 files) $want" ;;
+	esac
+	if [ "$c" = "$want" ]; then
+		gpass cap-corrupted-first-64-files
+	else
+		gfail cap-corrupted-first-64-files "got '$(echo "$c" | cut -c1-300)', want '$(echo "$want" | cut -c1-300)'"
+	fi
 	# A second device over the same disk has a cap of its own.
 	read -r b0 i0 o0 </ctl/flips
 	if ev ec2 /dev/vdd /dev/vdc; then
@@ -278,9 +322,12 @@ if ev ec /dev/vdd /dev/vdc; then
 		uevent_stop
 		got=$(uevents /tmp/ue2 | awk '{ print $1, $2, $3 }' | tr '\n' '|')
 		if [ "$got" = "$b0 $i0 $o0|" ]; then gpass cap-per-device; else gfail cap-per-device "uevents of a fresh device for block $b0: '$got'"; fi
+		c=$(corrupted ec2)
+		if [ "$c" = "$i0 $o0 1|" ]; then gpass cap-corrupted-per-device; else gfail cap-corrupted-per-device "'$c', want '$i0 $o0 1|'"; fi
 		dmsetup remove ec2
 	else
 		gfail cap-per-device "$(cat /tmp/ev.out)"
+		gfail cap-corrupted-per-device "$(cat /tmp/ev.out)"
 	fi
 	dmsetup remove ec
 else
