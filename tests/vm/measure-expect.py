@@ -5,11 +5,14 @@ independent of extverity: e2fsprogs' debugfs for the inode of each path
 of an ext4 image, fsverity-utils' `fsverity digest` for the digest of the
 same file in the source tree the image was made from.
 
-measure-expect.py IMAGE SRCDIR HASH_ALG BLOCK_SIZE SALT_HEX|-
+measure-expect.py IMAGE SRCDIR HASH_ALG BLOCK_SIZE SALT_HEX|- [PATHS_OUT]
 
 Prints "INODE DIGEST" per regular file (one line an inode: hard links
 agree, else it fails), sorted by inode, then to stderr a summary.  Fails
 when a regular file of the image has no source file, or the reverse.
+With PATHS_OUT, also writes there what `extverity measure` must print
+for every path of a regular file, run in the image's mount point on the
+paths sorted bytewise: "DIGEST ./PATH" lines (fsverity measure's form).
 """
 import os
 import subprocess
@@ -47,6 +50,7 @@ def debugfs_files(image):
 
 def main():
     image, src, alg, bs, salt = sys.argv[1:6]
+    paths_out = sys.argv[6] if len(sys.argv) > 6 else None
     files, dirs = debugfs_files(image)
     srcfiles = set()
     for root, _, names in os.walk(src):
@@ -78,6 +82,10 @@ def main():
             sys.exit('hard links of inode %d differ' % files[p])
     for ino in sorted(by_inode):
         print(ino, by_inode[ino])
+    if paths_out:
+        with open(paths_out, 'wb') as f:
+            for p in sorted(paths, key=lambda q: q.encode('utf-8', 'surrogateescape')):
+                f.write(('%s .%s\n' % (digest[p], p)).encode('utf-8', 'surrogateescape'))
     print('%d regular files, %d inodes, %d directories' %
           (len(paths), len(by_inode), len(dirs)), file=sys.stderr)
 

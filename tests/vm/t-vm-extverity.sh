@@ -179,9 +179,11 @@ flip "$w/image1k.data" $((P1K * 1024 + 3))
 # it (debugfs's inodes, fsverity-utils' digests of the source files); the
 # area without an inode index, and with an empty one.
 python3 "$TOPDIR/tests/vm/measure-expect.py" "$IMG" "$SRC" sha256 $BS $SALT \
-	>"$w/ctl/measure" 2>"$w/measure.log" || die "measure-expect: $(tail -n 2 "$w/measure.log")"
+	"$w/ctl/measure.paths" >"$w/ctl/measure" 2>"$w/measure.log" ||
+	die "measure-expect: $(tail -n 2 "$w/measure.log")"
 python3 "$TOPDIR/tests/vm/measure-expect.py" "$IMG1K" "$w/fx1k/src" sha512 1024 - \
-	>"$w/ctl/measure1k" 2>"$w/measure1k.log" || die "measure-expect (1k): $(tail -n 2 "$w/measure1k.log")"
+	"$w/ctl/measure1k.paths" >"$w/ctl/measure1k" 2>"$w/measure1k.log" ||
+	die "measure-expect (1k): $(tail -n 2 "$w/measure1k.log")"
 gcc -static -O2 -Wall -Wextra -Werror -o "$w/ctl/dm-measure" \
 	"$TOPDIR/tests/vm/dm-measure.c" 2>"$w/gcc.log" ||
 	die "gcc -static dm-measure.c: $(head -n 5 "$w/gcc.log")"

@@ -583,8 +583,16 @@ fi
 #@check s12-message-unknown-verb-EINVAL
 #@check s12-message-corrupted-arg-EINVAL
 #@check s12-corrupted-empty-when-intact
+#@check s12-tool-mount
+#@check s12-tool-measure-every-path
+#@check s12-tool-measure-directory-refused
+#@check s12-tool-measure-device-node-refused
+#@check s12-tool-measure-other-fs-refused
+#@check s12-tool-measure-layer-over-refused
+#@check s12-tool-measure1k-every-path
 #@check s12-noindex-create
 #@check s12-noindex-ENODATA
+#@check s12-noindex-tool-refused
 #@check s12-emptyidx-create
 #@check s12-emptyidx-ENOENT
 echo "== 12: measure and corrupted messages"
@@ -616,6 +624,31 @@ msg_fails() {
 }
 ENOENT='No such file or directory'
 EINVAL='Invalid argument'
+# tool_measure_all CHECK DIR WANT: `extverity measure` of every regular file
+# under the mount DIR, paths sorted bytewise, prints exactly WANT (the
+# host's fsverity digest of each path's source: hard links and copies
+# each under their own path).
+tool_measure_all() {
+	(cd "$2" && find . -type f | LC_ALL=C sort | xargs extverity measure) \
+		>/tmp/tm.out 2>&1
+	_rc=$?
+	if [ $_rc -eq 0 ] && cmp -s /tmp/tm.out "$3"; then
+		gpass "$1 ($(grep -c . "$3") paths)"
+	else
+		gfail "$1" "exit $_rc: $(diff "$3" /tmp/tm.out | head -n 4 | tr '\n' '|')"
+	fi
+}
+# tool_refuses CHECK REGEX FILE: `extverity measure FILE` exits 1 with a
+# message matching REGEX and prints no digest.
+tool_refuses() {
+	extverity measure "$3" >/tmp/tr.out 2>&1
+	_rc=$?
+	if [ $_rc -eq 1 ] && grep -Eq "$2" /tmp/tr.out && ! grep -q '^sha' /tmp/tr.out; then
+		gpass "$1"
+	else
+		gfail "$1" "exit $_rc: $(head -n 2 /tmp/tr.out | tr '\n' '|')"
+	fi
+}
 if create evq "$D_IMG" "$D_HASH" >/tmp/c.out 2>&1; then
 	gpass s12-create
 	t0=$(cut -d' ' -f1 /proc/uptime)
@@ -645,6 +678,38 @@ if create evq "$D_IMG" "$D_HASH" >/tmp/c.out 2>&1; then
 	c=$(corrupted evq)
 	if [ -z "$c" ]; then gpass s12-corrupted-empty-when-intact
 	else gfail s12-corrupted-empty-when-intact "corrupted: '$c'"; fi
+	# The tool, on the mounted filesystem: FILE -> st_dev -> the device
+	# -> measure st_ino.
+	if mount -t ext4 -o ro,noload /dev/mapper/evq /mnt/o 2>/tmp/c.out; then
+		gpass s12-tool-mount
+		tool_measure_all s12-tool-measure-every-path /mnt/o /ctl/measure.paths
+		tool_refuses s12-tool-measure-directory-refused \
+			'/mnt/o: is a directory; only regular files' /mnt/o
+		tool_refuses s12-tool-measure-device-node-refused \
+			'/dev/null: is a character device' /dev/null
+		tool_refuses s12-tool-measure-other-fs-refused \
+			'/ctl/params: not on an extverity device' /ctl/params
+		f=$(cd /mnt/o && find . -type f | LC_ALL=C sort | head -n 1)
+		umount /mnt/o
+		# Another device-mapper layer over the device: refused, not
+		# answered from the layer's own inode numbers.
+		if dmsetup create --noudevsync --readonly evql \
+			--table "0 $LEN linear /dev/mapper/evq 0" >/tmp/c.out 2>&1 &&
+			dmsetup mknodes evql && mount -t ext4 -o ro,noload /dev/mapper/evql /mnt/o 2>>/tmp/c.out; then
+			tool_refuses s12-tool-measure-layer-over-refused \
+				"not on an extverity device .*evql, a 'linear' target" "/mnt/o/$f"
+			umount /mnt/o
+		else
+			gfail s12-tool-measure-layer-over-refused "linear over evq: $(cat /tmp/c.out)"
+		fi
+		dmsetup remove --noudevsync evql 2>/dev/null
+	else
+		gfail s12-tool-mount "$(cat /tmp/c.out)"
+		for c in every-path directory-refused device-node-refused \
+			other-fs-refused layer-over-refused; do
+			gfail "s12-tool-measure-$c" "evq did not mount"
+		done
+	fi
 	dmsetup remove --noudevsync evq
 else
 	gfail s12-create "$(cat /tmp/c.out)"
@@ -656,18 +721,36 @@ if dmsetup create --noudevsync --readonly evq1k --table "$line" >/tmp/c.out 2>&1
 	n=$(grep -c . /ctl/measure1k)
 	if [ -z "$bad" ] && [ "$n" -gt 100 ]; then gpass "s12-measure1k-every-file ($n inodes, sha512, no salt, 1 KiB)"
 	else gfail s12-measure1k-every-file "$n inodes; $(echo "$bad" | grep -c .) wrong: $(echo "$bad" | head -n 3 | tr '\n' '|')"; fi
+	if dmsetup mknodes evq1k &&
+		mount -t ext4 -o ro,noload /dev/mapper/evq1k /mnt/o 2>/tmp/c.out; then
+		tool_measure_all s12-tool-measure1k-every-path /mnt/o /ctl/measure1k.paths
+		umount /mnt/o
+	else
+		gfail s12-tool-measure1k-every-path "evq1k did not mount: $(cat /tmp/c.out)"
+	fi
 	dmsetup remove --noudevsync evq1k
 else
 	gfail s12-measure1k-create "$(cat /tmp/c.out)"
+	gfail s12-tool-measure1k-every-path "evq1k not created"
 fi
 # A hash area made before the index: loads, measure has nothing to say.
 if dmsetup create --noudevsync --readonly evqn --table \
 	"0 $LEN extverity 1 $D_IMG $D_HNOIDX 0 sha256 $NOIDX_ROOT" >/tmp/c.out 2>&1; then
 	gpass s12-noindex-create
 	msg_fails s12-noindex-ENODATA evqn 'No data available' measure "$LAST_INO"
+	if dmsetup mknodes evqn &&
+		mount -t ext4 -o ro,noload /dev/mapper/evqn /mnt/o 2>/tmp/c.out; then
+		f=$(cd /mnt/o && find . -type f | LC_ALL=C sort | head -n 1)
+		tool_refuses s12-noindex-tool-refused \
+			'the hash area of evqn has no inode index; re-format it' "/mnt/o/$f"
+		umount /mnt/o
+	else
+		gfail s12-noindex-tool-refused "evqn did not mount: $(cat /tmp/c.out)"
+	fi
 	dmsetup remove --noudevsync evqn
 else
 	gfail s12-noindex-create "$(cat /tmp/c.out)"
+	gfail s12-noindex-tool-refused "evqn not created"
 fi
 # The flag set, the index empty: every inode is unknown.
 if dmsetup create --noudevsync --readonly evqe --table \
