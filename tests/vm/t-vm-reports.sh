@@ -156,6 +156,10 @@ read -r FILE_BLK FILE_INO FILE_OFF < <(awk '
 	$2 != 0 && $2 == ino && $3 > 0 && $1 != prev + 1 { print; exit }
 	{ ino = $2; prev = $1 }' "$w/ctl/flips")
 [ -n "$FILE_BLK" ] || read -r FILE_BLK FILE_INO FILE_OFF < <(sed -n 7p "$w/ctl/flips")
+# Its paths (debugfs), for extverity status, which names it by one of them.
+FILE_PATHS=$(debugfs -R "ncheck $FILE_INO" "$IMG" 2>/dev/null |
+	awk -v i="$FILE_INO" '$1 == i { print $2 }' | tr '\n' ' ')
+[ -n "$FILE_PATHS" ] || die "debugfs ncheck $FILE_INO: no path"
 
 # The hash tree form: two-levels has 130 blocks, a level-0 hash block for
 # its blocks 0-127 and one for 128-129.  Damage the second in a copy of the
@@ -238,6 +242,7 @@ META_BLK=$META_BLK
 FILE_BLK=$FILE_BLK
 FILE_INO=$FILE_INO
 FILE_OFF=$FILE_OFF
+FILE_PATHS="$FILE_PATHS"
 TWO_INO=$TWO_INO
 T127=$T127
 T128=$T128

@@ -108,6 +108,7 @@ fi
 #@check file-block-eio
 #@check file-message
 #@check forms-corrupted
+#@check forms-status-names-them
 dmesg_mark
 if ev em /dev/vdd /dev/vdc; then
 	gpass forms-create
@@ -134,6 +135,20 @@ if ev em /dev/vdd /dev/vdc; then
 	c=$(corrupted em)
 	want="0 $((META_BLK * BS)) 1|$FILE_INO $FILE_OFF 1|"
 	if [ "$c" = "$want" ]; then gpass forms-corrupted; else gfail forms-corrupted "'$c', want '$want'"; fi
+	# extverity status: the same two, the file by one of its paths (the
+	# hash area's FILES, read from the table's hash device).
+	extverity status em >/tmp/st.out 2>&1
+	m=$(grep -c "damaged: *metadata at byte $((META_BLK * BS)) (1 block)\$" /tmp/st.out)
+	p=$(sed -n "s|^ *\(damaged: *\)\{0,1\}\(/[^ ]*\) (inode $FILE_INO, byte $FILE_OFF, 1 block)\$|\2|p" /tmp/st.out)
+	case " $FILE_PATHS " in
+	*" $p "*) [ -n "$p" ] && [ "$m" = 1 ] && ok=1 || ok= ;;
+	*) ok= ;;
+	esac
+	if [ -n "$ok" ]; then
+		gpass "forms-status-names-them (metadata, $p)"
+	else
+		gfail forms-status-names-them "want metadata and one of $FILE_PATHS: $(sed -n '/damaged:/,$p' /tmp/st.out | tr '\n' '|')"
+	fi
 	dmsetup remove em
 else
 	gfail forms-create "$(cat /tmp/ev.out)"
