@@ -21,6 +21,8 @@ ls /mnt/demo
 n=$(find /mnt/demo -type f | wc -l)
 find /mnt/demo -type f -exec cat {} + >/dev/null && echo "read all $n files: ok"
 echo "dmsetup status demo: $(dmsetup status demo)"
+say "extverity measure: the kernel's fs-verity digest of a file (as 'fsverity measure')"
+extverity measure /mnt/demo/big/two-levels
 umount /mnt/demo
 dmsetup remove --noudevsync demo
 
@@ -39,5 +41,7 @@ cat /mnt/demo/deep/a/b/c/leaf >/dev/null && echo "other files still read fine"
 echo "dmsetup status demo-bad: $(dmsetup status demo-bad)"
 say "The kernel log names the file's inode and byte offset"
 dmesg_new | grep extverity | sed 's/^\[[^]]*\] //'
+say "extverity status demo-bad: the damaged file by path"
+extverity status demo-bad | sed -n '/status:/p; /damaged:/,$p'
 umount /mnt/demo
 dmsetup remove --noudevsync demo-bad

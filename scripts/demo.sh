@@ -23,6 +23,7 @@ step "extverity dump --files (same lines as 'fsverity digest'), first 8"
 step "The same file through the reference fsverity tool (no salt: fs-verity's default)"
 (cd "$work/src" && fsverity digest big/two-levels)
 "$tool" dump --files "$work/image.hash" | grep ' /big/two-levels$'
+echo "(in the VM below, 'extverity measure' asks the kernel for the same digest)"
 
 step "extverity verify on the intact image"
 "$tool" verify "$work/image.ext4" "$work/image.hash" "$root"
