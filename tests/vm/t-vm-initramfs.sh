@@ -26,15 +26,14 @@
 # shellcheck disable=SC1091
 . "$TOPDIR/tests/lib.sh"
 . "$TOPDIR/tests/vm/vm-lib.sh"
+. "$TOPDIR/tests/vm/debian-initramfs.sh"
 
-if [ -n "$VM_MODROOT" ] || [ "$VM_DEBUG_KERNEL" = 1 ]; then
-	skip "initramfs: mkinitramfs uses /lib/modules/$KVER, not another kernel's tree"
+why=$(debian_initramfs_skip)
+if [ -n "$why" ]; then
+	skip "initramfs: $why"
 	finish
 fi
-why=$(vm_prereqs)
-[ -z "$why" ] && [ ! -f "$MODULE" ] && why="kernel module $MODULE not built (make module)"
-[ -z "$why" ] && [ ! -x "$EXTVERITY_RELEASE" ] && why="tool $EXTVERITY_RELEASE not built (make tools)"
-[ -z "$why" ] && [ ! -x /usr/sbin/mkinitramfs ] && why="mkinitramfs not installed (initramfs-tools)"
+why=$(debian_initramfs_why)
 for t in mke2fs debugfs; do
 	[ -z "$why" ] && ! command -v $t >/dev/null && why="$t not installed"
 done
@@ -51,44 +50,9 @@ rm -rf "$w"
 mkdir -p "$w"
 die() { fail "initramfs/setup: $*"; finish; }
 
-# The initramfs: a private configuration directory, the project's hook and
-# local-top script in it, only the modules the guest needs (MODULES=list).
-conf=$w/conf
-mkdir -p "$conf/conf.d" "$conf/hooks" "$conf/scripts/local-top"
-cat >"$conf/initramfs.conf" <<EOF2
-MODULES=list
-BUSYBOX=auto
-KEYMAP=n
-COMPRESS=zstd
-DEVICE=
-NFSROOT=auto
-RUNSIZE=10%
-FSTYPE=ext4
-EOF2
-printf '%s\n' virtio_pci virtio_blk ext4 dm-mod >"$conf/modules"
-install -m 755 "$TOPDIR/scripts/initramfs-tools/hooks/extverity" "$conf/hooks/extverity"
-install -m 755 "$TOPDIR/scripts/initramfs-tools/scripts/local-top/extverity" \
-	"$conf/scripts/local-top/extverity"
+# The initramfs (tests/vm/debian-initramfs.sh).
 initrd=$w/initrd.img
-start=$(date +%s)
-if EXTVERITY_KO=$MODULE EXTVERITY_TOOL=$EV \
-	mkinitramfs -d "$conf" -o "$initrd" "$KVER" >"$w/mkinitramfs.log" 2>&1; then
-	pass "initramfs/mkinitramfs ($(($(date +%s) - start)) s, $(($(stat -c %s "$initrd") >> 10)) KiB)"
-else
-	fail "initramfs/mkinitramfs: $(tail -n 3 "$w/mkinitramfs.log" | tr '\n' '|')"
-	finish
-fi
-lsinitramfs "$initrd" >"$w/initrd.list" 2>/dev/null
-for f in usr/sbin/extverity scripts/local-top/extverity \
-	"usr/lib/modules/$KVER/updates/dm-extverity.ko" "usr/lib/modules/$KVER/kernel/drivers/md/dm-bufio.ko"; do
-	g=${f#usr/}
-	# Fixed strings: a release such as 6.12.118+deb12 is no regex.
-	if grep -qxF -e "$g" -e "usr/$g" "$w/initrd.list"; then
-		pass "initramfs/contains-$g"
-	else
-		fail "initramfs/contains-$g: not in lsinitramfs $initrd"
-	fi
-done
+debian_initramfs "$w" initramfs || finish
 
 # The root: busybox with every applet linked, dmsetup and its libraries,
 # the init, a file to damage.
