@@ -284,7 +284,7 @@ static int check_inodes(struct ev_area *a)
 {
 	u64 nr_trees = a->p.sect[EXTVERITY_SECT_TREES].nr_entries;
 	u64 i, prev = 0, distinct = 0;
-	const struct extverity_inode *e;
+	const struct extverity_inode *e = NULL;
 	const char *why;
 
 	if (!a->has_inodes)
@@ -299,14 +299,17 @@ static int check_inodes(struct ev_area *a)
 		}
 		prev = le64_to_cpu(a->inodes[i].inode);
 	}
-	/* by_ino is sorted by inode: one lookup per distinct inode. */
+	/*
+	 * by_ino is sorted by inode: one lookup per distinct inode, and every
+	 * path of it (hard links) checked against that entry's tree.
+	 */
 	for (i = 0; i < a->nr_files; i++) {
 		const struct ev_ino_file *f = &a->by_ino[i];
 
-		if (i && f->ino == a->by_ino[i - 1].ino)
-			continue;
-		distinct++;
-		e = index_lookup(a, f->ino);
+		if (!i || f->ino != a->by_ino[i - 1].ino) {
+			distinct++;
+			e = index_lookup(a, f->ino);
+		}
 		if (!e || le32_to_cpu(e->tree) != a->files[f->file].tree) {
 			ev_error("invalid hash area in %s: the inode index %s "
 				 "inode %llu of the FILES section", a->path,
