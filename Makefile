@@ -64,7 +64,18 @@ endif
 .PHONY: all tools module check check-deps demo lint clean bench bench-uml check-debug
 all: tools module
 
-tools: tools/extverity
+tools: tools/extverity tools/extverity-generator
+
+# The systemd generator (docs/boot.md) is a program of its own: it links
+# nothing of the tool's, so that it runs in an initrd before anything else.
+tools/extverity-generator: tools/generator/extverity-generator.c
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $<
+
+build/asan/extverity-generator: tools/generator/extverity-generator.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@ (asan)"
+	$(Q)$(CC) $(CFLAGS) -O1 $(SANITIZE) -o $@ $<
 
 tools/extverity: $(TOOL_SRCS:%.c=build/release/%.o)
 	@echo "  LD      $@"
@@ -93,7 +104,7 @@ check-deps:
 	$(Q)scripts/install-deps.sh
 
 check: check-deps
-	$(MAKE) all build/asan/extverity
+	$(MAKE) all build/asan/extverity build/asan/extverity-generator
 	tests/run
 
 # The VM tests on a debug kernel built from Debian's linux-source-6.12 with
@@ -175,7 +186,7 @@ demo: check-deps
 	$(KERNEL_RUN) scripts/demo.sh
 
 clean:
-	rm -rf build tools/extverity
+	rm -rf build tools/extverity tools/extverity-generator
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 
 # Every kernel (scripts/lint.sh); `make lint KDIR=...` only that tree.
@@ -190,13 +201,17 @@ kernel-patch:
 	scripts/kernel-patch.sh 6.12
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the tool, its man page and
-# bash completion, and the initramfs-tools hook and local-top script for a
-# verified root (docs/boot.md; always under /usr/share/initramfs-tools, the
-# only place initramfs-tools looks).  make install-dkms: the module's source
+# bash completion, the systemd generator (under PREFIX/lib/systemd, where
+# systemd looks) and its man pages, and for a verified root (docs/boot.md)
+# the initramfs-tools hook and local-top script and the dracut module
+# (always under /usr/share/initramfs-tools and /usr/lib/dracut/modules.d,
+# the only places those look, on Debian as on Fedora).  make install-dkms: the module's source
 # for DKMS in $(DESTDIR)/usr/src/extverity-$(VERSION) (then: dkms install
 # extverity/$(VERSION)).
 PREFIX ?= /usr/local
 INITRAMFS_DIR := /usr/share/initramfs-tools
+DRACUT_DIR := /usr/lib/dracut/modules.d/90extverity
+GENERATOR_DIR = $(PREFIX)/lib/systemd/system-generators
 DKMS_DIR := /usr/src/extverity-$(VERSION)
 DKMS_FILES := dkms.conf Kbuild drivers/md/Kbuild include/uapi/linux/dm-extverity.h \
 	$(filter-out %.mod.c,$(wildcard drivers/md/*.c)) $(wildcard drivers/md/*.h)
@@ -211,6 +226,14 @@ install: tools
 		$(DESTDIR)$(INITRAMFS_DIR)/hooks/extverity
 	install -D -m 755 scripts/initramfs-tools/scripts/local-top/extverity \
 		$(DESTDIR)$(INITRAMFS_DIR)/scripts/local-top/extverity
+	install -D -m 755 tools/extverity-generator \
+		$(DESTDIR)$(GENERATOR_DIR)/extverity-generator
+	install -D -m 644 docs/extverity-generator.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/extverity-generator.8
+	install -D -m 644 docs/extveritytab.5 $(DESTDIR)$(PREFIX)/share/man/man5/extveritytab.5
+	for f in module-setup.sh parse-extverity.sh extverity-root.sh; do \
+		install -D -m 755 scripts/dracut/90extverity/$$f $(DESTDIR)$(DRACUT_DIR)/$$f || exit 1; \
+	done
 
 install-dkms:
 	@for f in $(DKMS_FILES); do \
@@ -223,4 +246,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/man/man8/extverity.8 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/extverity \
 		$(DESTDIR)$(INITRAMFS_DIR)/hooks/extverity \
-		$(DESTDIR)$(INITRAMFS_DIR)/scripts/local-top/extverity
+		$(DESTDIR)$(INITRAMFS_DIR)/scripts/local-top/extverity \
+		$(DESTDIR)$(GENERATOR_DIR)/extverity-generator \
+		$(DESTDIR)$(PREFIX)/share/man/man8/extverity-generator.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man5/extveritytab.5 \
+		$(addprefix $(DESTDIR)$(DRACUT_DIR)/,module-setup.sh parse-extverity.sh extverity-root.sh)

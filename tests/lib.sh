@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 # Helpers shared by every test script.  Source it; each script runs under
 # tests/run, which sets TOPDIR, RESULTS, EXTVERITY (the ASan/UBSan build of
-# the tool), EXTVERITY_RELEASE (the optimised build), MODULE (the .ko, may be
-# absent) and WORKDIR (a scratch directory of the script's own).
+# the tool), EXTVERITY_RELEASE (the optimised build), EXTVERITY_GENERATOR
+# and EXTVERITY_GENERATOR_RELEASE (the systemd generator's builds), MODULE
+# (the .ko, may be absent) and WORKDIR (a scratch directory of the script's
+# own).
 #
 # A test case is recorded with pass/fail; tests/run counts the lines.  A
 # script that exits non-zero without having recorded a failure counts as one
@@ -12,12 +14,15 @@
 : "${RESULTS:=/dev/stderr}"
 : "${EXTVERITY:=$TOPDIR/build/asan/extverity}"
 : "${EXTVERITY_RELEASE:=$TOPDIR/tools/extverity}"
+: "${EXTVERITY_GENERATOR:=$TOPDIR/build/asan/extverity-generator}"
+: "${EXTVERITY_GENERATOR_RELEASE:=$TOPDIR/tools/extverity-generator}"
 : "${MODULE:=$TOPDIR/drivers/md/dm-extverity.ko}"
 if [ -z "${WORKDIR:-}" ]; then
 	WORKDIR=$(mktemp -d)
 	trap 'rm -rf "$WORKDIR"' EXIT
 fi
-export TOPDIR RESULTS EXTVERITY EXTVERITY_RELEASE MODULE WORKDIR
+export TOPDIR RESULTS EXTVERITY EXTVERITY_RELEASE EXTVERITY_GENERATOR \
+	EXTVERITY_GENERATOR_RELEASE MODULE WORKDIR
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
