@@ -5,8 +5,8 @@
 . "$TOPDIR/tests/userspace/common.sh"
 W=$WORKDIR
 cd "$TOPDIR" || exit 1
-if [ ! -x tools/extverity ]; then
-	skip "install: tools/extverity not built (make tools)"
+if [ ! -x tools/extverity ] || [ ! -x tools/extverity-generator ]; then
+	skip "install: tools/extverity or tools/extverity-generator not built (make tools)"
 	finish
 fi
 # -o tools: install what is built, do not rebuild it here.
@@ -20,7 +20,11 @@ fi
 printf '%s\n' ./usr/bin/extverity ./usr/share/bash-completion/completions/extverity \
 	./usr/share/initramfs-tools/hooks/extverity \
 	./usr/share/initramfs-tools/scripts/local-top/extverity \
-	./usr/share/man/man8/extverity.8 >"$W/want"
+	./usr/share/man/man8/extverity.8 ./usr/share/man/man8/extverity-generator.8 \
+	./usr/share/man/man5/extveritytab.5 ./usr/lib/systemd/system-generators/extverity-generator \
+	./usr/lib/dracut/modules.d/90extverity/module-setup.sh \
+	./usr/lib/dracut/modules.d/90extverity/parse-extverity.sh \
+	./usr/lib/dracut/modules.d/90extverity/extverity-root.sh | LC_ALL=C sort >"$W/want"
 if cmp -s "$W/files" "$W/want"; then pass "installed files: $(tr '\n' ' ' <"$W/files")"
 else fail "installed files: $(tr '\n' ' ' <"$W/files")"; fi
 check "installed tool runs" sh -c "\"$W/root/usr/bin/extverity\" --version >/dev/null"
@@ -28,10 +32,15 @@ check "tool is executable" test -x "$W/root/usr/bin/extverity"
 check "initramfs hook is executable" test -x "$W/root/usr/share/initramfs-tools/hooks/extverity"
 check "initramfs local-top script is executable" \
 	test -x "$W/root/usr/share/initramfs-tools/scripts/local-top/extverity"
+check "generator is executable" test -x "$W/root/usr/lib/systemd/system-generators/extverity-generator"
+check "dracut module-setup.sh is executable" \
+	test -x "$W/root/usr/lib/dracut/modules.d/90extverity/module-setup.sh"
 
 rm -rf "$W/root2"
 make -s -o tools install DESTDIR="$W/root2" >/dev/null 2>&1
 check "default PREFIX is /usr/local" test -x "$W/root2/usr/local/bin/extverity"
+check "default PREFIX: the generator in /usr/local/lib/systemd" \
+	test -x "$W/root2/usr/local/lib/systemd/system-generators/extverity-generator"
 make -s -o tools uninstall DESTDIR="$W/root2" >/dev/null 2>&1
 check "uninstall removes the files" test -z "$(find "$W/root2" -type f)"
 
@@ -48,10 +57,12 @@ check "install-dkms: no build products" test -z "$left"
 check "dkms.conf: version matches the Makefile" \
 	grep -q "^PACKAGE_VERSION=\"$(sed -n 's/^VERSION := //p' Makefile)\"" dkms.conf
 
-# The man page: no groff warnings, renders with man.
-err=$(groff -man -Tutf8 -z -ww docs/extverity.8 2>&1)
-if [ -z "$err" ]; then pass "man page: groff -ww without warnings"
-else fail "man page: groff: $err"; fi
+# The man pages: no groff warnings, render with man.
+for m in docs/extverity.8 docs/extverity-generator.8 docs/extveritytab.5; do
+	err=$(groff -man -Tutf8 -z -ww "$m" 2>&1)
+	if [ -z "$err" ]; then pass "man page $m: groff -ww without warnings"
+	else fail "man page $m: groff: $err"; fi
+done
 if command -v man >/dev/null; then
 	MANWIDTH=80 man -l docs/extverity.8 2>"$W/man.err" | col -b >"$W/man.txt"
 	if grep -q 'EXIT STATUS' "$W/man.txt" && grep -q 'SEE ALSO' "$W/man.txt" &&
