@@ -20,9 +20,14 @@
 #   sb     the hash area's superblock altered: `extverity open` refuses
 #          it, the local-top script stops the boot (panic=-1: reboot)
 #          and no init runs
+#   sig    the digest '-': the digest and its signature (by the test CA)
+#          from the initramfs (the hook copied them from EXTVERITY_KEYDIR);
+#          the digest authenticates the superblock, then the kernel refuses
+#          the signature (Debian's kernels do not trust the test CA) and
+#          the boot stops, no init runs
 #
 # Skipped on another kernel than the installed Debian one (mkinitramfs
-# reads /lib/modules/$KVER).  VM_ONLY="good bad sb" picks boots.
+# reads /lib/modules/$KVER).  VM_ONLY="good bad sb sig" picks boots.
 # shellcheck disable=SC1091
 . "$TOPDIR/tests/lib.sh"
 . "$TOPDIR/tests/vm/vm-lib.sh"
@@ -49,10 +54,6 @@ w=$WORKDIR/initramfs
 rm -rf "$w"
 mkdir -p "$w"
 die() { fail "initramfs/setup: $*"; finish; }
-
-# The initramfs (tests/vm/debian-initramfs.sh).
-initrd=$w/initrd.img
-debian_initramfs "$w" initramfs || finish
 
 # The root: busybox with every applet linked, dmsetup and its libraries,
 # the init, a file to damage.
@@ -81,6 +82,23 @@ mke2fs -q -t ext4 -b 4096 -d "$src" "$w/image" 32M >/dev/null || die "mke2fs -d"
 "$EV" format "$w/image" "$w/hash" >"$w/format.out" 2>&1 || die "extverity format: $(cat "$w/format.out")"
 root=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/format.out")
 [ -n "$root" ] || die "no root digest in $w/format.out"
+
+# sig: the digest and its signature, for the hook to copy in.
+mkdir -p "$w/keys"
+printf '%s\n' "$root" >"$w/keys/vroot.roothash"
+"$EV" sign --key="$TOPDIR/tests/keys/test-ca.key" --cert="$TOPDIR/tests/keys/test-ca.pem" \
+	"$root" "$w/keys/vroot.roothash.p7s" >/dev/null 2>&1 || die "extverity sign"
+
+# The initramfs (tests/vm/debian-initramfs.sh).
+initrd=$w/initrd.img
+EXTVERITY_KEYDIR=$w/keys debian_initramfs "$w" initramfs || finish
+for f in etc/extverity/vroot.roothash etc/extverity/vroot.roothash.p7s; do
+	if grep -qxF "$f" "$w/initrd.list"; then
+		pass "initramfs/contains-$f"
+	else
+		fail "initramfs/contains-$f: not in lsinitramfs $initrd"
+	fi
+done
 
 # bad: a byte of /victim's block 5.
 victim_blk=5
@@ -189,6 +207,23 @@ if want sb; then
 		pass "initramfs/sb/boot-stopped-no-init"
 	else
 		fail "initramfs/sb/boot-stopped-no-init: see $log"
+	fi
+fi
+
+if want sig; then
+	boot sig restart none "$w/image" "$w/hash" "/dev/vda,/dev/vdb,-"
+	log=$w/boot-sig/console.log
+	if grep -Eq 'extverity: kernel: device-mapper: table: [0-9]+:[0-9]+: extverity: Root digest signature is not from a trusted key' "$log"; then
+		pass "initramfs/sig/kernel-refused-untrusted-signature"
+	else
+		fail "initramfs/sig/kernel-refused-untrusted-signature: $(grep -i 'extverity' "$log" | head -n 4 | tr '\n' '|')"
+	fi
+	if grep -q 'extverity: cannot open vroot (data /dev/vda, hash /dev/vdb); not mounting an unverified root' "$log" &&
+		grep -q 'Rebooting automatically due to panic= boot argument' "$log" &&
+		! grep -q '^EVT-BEGIN' "$log"; then
+		pass "initramfs/sig/boot-stopped-no-init"
+	else
+		fail "initramfs/sig/boot-stopped-no-init: see $log"
 	fi
 fi
 finish

@@ -15,7 +15,8 @@
 #
 # For tests and for what is not installed: EXTVERITY_TOOL=, EXTVERITY_KO=
 # and EXTVERITY_GENERATOR= name the tool, the module and the generator to
-# copy in (as the initramfs-tools hook does).
+# copy in (as the initramfs-tools hook does), EXTVERITY_KEYDIR= the
+# directory of digests and signatures.
 # shellcheck shell=bash disable=SC2154 # dracut's variables
 
 extverity_tool() {
@@ -77,12 +78,13 @@ installkernel() {
 
 # called by dracut
 install() {
-	local tool gen f
+	local tool gen f keydir
 	tool=$(extverity_tool)
 	inst_binary "$tool" /usr/sbin/extverity
 	inst_multiple dmsetup
 	# Root digests and signatures for the digest '-', and the table.
-	for f in "$dracutsysrootdir"/etc/extverity/*.roothash "$dracutsysrootdir"/etc/extverity/*.roothash.p7s; do
+	keydir=${EXTVERITY_KEYDIR:-$dracutsysrootdir/etc/extverity}
+	for f in "$keydir"/*.roothash "$keydir"/*.roothash.p7s; do
 		[[ -f $f ]] && inst_simple "$f" "/etc/extverity/${f##*/}"
 	done
 	[[ -f $dracutsysrootdir/etc/extveritytab ]] && inst_simple /etc/extveritytab
