@@ -15,7 +15,7 @@ pkgs=(
 	xfsprogs btrfs-progs erofs-utils squashfs-tools
 	dkms lvm2 groff man-db
 	openssl file clang libclang-rt-14-dev
-	initramfs-tools zstd mmdebstrap
+	initramfs-tools zstd mmdebstrap dracut-core
 )
 # Linux 6.12, Debian 12's point-release kernel: its packages carry the ABI
 # in their names, so take the newest the archive offers unless one is

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# debian-root.sh [--overlay DIR]... [--exec FILE]... OUTDIR
+# debian-root.sh [--overlay DIR]... [--exec FILE]... [--fstab LINE]... OUTDIR
 #
 # A real Debian 12 root filesystem for the boot tests, prepared to run
 # read-only (docs/boot.md "A systemd root, read-only"):
@@ -27,7 +27,7 @@
 #
 # Prepared for a read-only root:
 #   /etc/fstab    / read-only (no fsck: the device cannot be written);
-#                 /tmp, /var/tmp, /var/log on tmpfs
+#                 /tmp, /var/tmp, /var/log on tmpfs; each --fstab LINE
 #   journald      Storage=volatile (the journal in /run)
 #   machine-id    /etc/machine-id empty: systemd mounts a transient id
 #                 over it; no D-Bus machine id
@@ -40,13 +40,15 @@
 # Runs as root (the tree keeps the packages' owners).
 set -eu
 TOPDIR=$(cd "$(dirname "$0")/../.." && pwd)
-overlays=() execs=()
+overlays=() execs=() fstab=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--overlay) overlays+=("$2"); shift 2 ;;
 	--overlay=*) overlays+=("${1#*=}"); shift ;;
 	--exec) execs+=("$2"); shift 2 ;;
 	--exec=*) execs+=("${1#*=}"); shift ;;
+	--fstab) fstab+=("$2"); shift 2 ;;
+	--fstab=*) fstab+=("${1#*=}"); shift ;;
 	*) break ;;
 	esac
 done
@@ -95,6 +97,9 @@ tmpfs			/tmp		tmpfs	mode=1777,nosuid,nodev		0 0
 tmpfs			/var/tmp	tmpfs	mode=1777,nosuid,nodev		0 0
 tmpfs			/var/log	tmpfs	mode=0755,nosuid,nodev,noexec	0 0
 EOF
+for l in "${fstab[@]}"; do
+	printf '%s\n' "$l" >>"$r/etc/fstab"
+done
 mkdir -p "$r/etc/systemd/journald.conf.d"
 printf '[Journal]\nStorage=volatile\n' >"$r/etc/systemd/journald.conf.d/evt-volatile.conf"
 : >"$r/etc/machine-id"

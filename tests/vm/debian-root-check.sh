@@ -10,8 +10,13 @@
 # reads back as /usr/local/share/evt-root/files.sha256 says) or "bad"
 # (evt.victim=PATH has a damaged first block: executing and reading it
 # fail with EIO, the journal has the kernel's report naming its inode,
-# every other file reads).  The checks below are declared here ("#@check",
-# tests/vm/vm-lib.sh), the mode's own by the host.
+# every other file reads).  In every mode, the second verified volume
+# "data" (/etc/extveritytab, opened by extverity-generator's unit on the
+# running system) is mounted on /srv/data by /etc/fstab and reads back as
+# /usr/local/share/evt-root/data.sha256 says.  evt.flavour=systemd: the
+# initrd's systemd opened the root (extverity@vroot.service, from the
+# generator, in the journal).  The checks below are declared here
+# ("#@check", tests/vm/vm-lib.sh), the mode's and flavour's own by the host.
 #@check init-is-systemd
 #@check root-is-vroot
 #@check root-read-only
@@ -21,9 +26,12 @@
 #@check machine-id-transient
 #@check multi-user-reached
 #@check system-running
+#@check data-unit-active
+#@check data-volume-mounted
+#@check data-files-read
 # ok and bad only echo (A && ok || bad is if-then-else here); the table and
 # the command line are split into words on purpose.
-# shellcheck disable=SC2015,SC2086,SC2013,SC2012
+# shellcheck disable=SC2015,SC2086,SC2013,SC2012,SC2046
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export SYSTEMD_PAGER='' SYSTEMD_COLORS=0
 list=/usr/local/share/evt-root/files.sha256
@@ -35,14 +43,15 @@ bad() {
 	echo "EVT-RESULT FAIL $n: $*"
 }
 
-mode='' victim=''
+mode='' victim='' flavour=''
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	evt.mode=*) mode=${arg#evt.mode=} ;;
+	evt.flavour=*) flavour=${arg#evt.flavour=} ;;
 	evt.victim=*) victim=${arg#evt.victim=} ;;
 	esac
 done
-echo "EVT-BEGIN debian-root $mode (pid $$, $(cut -d' ' -f1 /proc/uptime) s after boot)"
+echo "EVT-BEGIN debian-root $mode $flavour (pid $$, $(cut -d' ' -f1 /proc/uptime) s after boot)"
 
 # Every regular file of the list, read through a bind mount of / (no
 # submounts: the files under /var/log and /etc/machine-id too), page cache
@@ -100,6 +109,35 @@ checks() {
 		bad multi-user-reached "multi-user.target $(systemctl is-active multi-user.target)"
 	[ "$state" = running ] && ok system-running ||
 		bad system-running "$state: $(systemctl list-units --failed --plain --no-legend | awk '{ print $1 }' | tr '\n' ' ')"
+
+	# The second volume, from /etc/extveritytab and /etc/fstab.
+	state=$(systemctl is-active extverity@data.service 2>&1)
+	[ "$state" = active ] && ok data-unit-active ||
+		bad data-unit-active "extverity@data.service $state: $(systemctl status --no-pager -n 5 extverity@data.service 2>&1 | tr '\n' '|')"
+	echo "EVT-DATA-TABLE $(dmsetup table data 2>&1)"
+	dev=$(awk '$2 == "/srv/data" { print $1 }' /proc/mounts)
+	set -- $(dmsetup table data 2>&1)
+	if [ "${3:-}" = extverity ] && [ "$(readlink -f "$dev")" = "$(readlink -f /dev/mapper/data)" ]; then
+		ok data-volume-mounted
+	else
+		bad data-volume-mounted "/srv/data from '$dev', table: $*"
+	fi
+	if out=$(cd /srv/data && sha256sum -c --quiet /usr/local/share/evt-root/data.sha256 2>&1); then
+		ok "data-files-read ($(wc -l </usr/local/share/evt-root/data.sha256) files)"
+	else
+		bad data-files-read "$(echo "$out" | head -n 3)"
+	fi
+	case $flavour in
+	systemd)
+		j=$(journalctl -b -o cat --no-pager -u extverity@vroot.service 2>&1)
+		echo "$j" | sed 's/^/EVT-VROOT-UNIT /'
+		case $j in
+		*"Finished extverity@vroot.service"* | *"Finished extverity: verified volume vroot"*)
+			ok root-opened-by-unit ;;
+		*) bad root-opened-by-unit "extverity@vroot.service: $j" ;;
+		esac
+		;;
+	esac
 
 	case $mode in
 	good)
