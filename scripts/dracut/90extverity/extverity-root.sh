@@ -7,8 +7,10 @@
 # /dev/mapper/vroot, as the initramfs-tools script does (docs/boot.md).
 # Run by the initqueue on each of its rounds until the device exists: it
 # does nothing while DATA or HASH is missing, opens the root once both are
-# there, and stops the boot (dracut's die) when that fails.  --check only
-# checks the form of the value (parse-extverity.sh).
+# there, and when that fails logs why and exits 1: the queue's job
+# (parse-extverity.sh) then stops the boot.  --check only checks the form
+# of the value (parse-extverity.sh), which is then quoted into the job:
+# letters, digits and / = , . _ : + - only.
 #
 # DATA and HASH: /dev/... paths or UUID=, LABEL=, PARTUUID=, PARTLABEL=.
 # ROOT_DIGEST: hex, or '-' for /etc/extverity/vroot.roothash with its
@@ -31,6 +33,9 @@ bad() {
 }
 
 spec=$1
+case $spec in
+*[!A-Za-z0-9/=,._:+-]*) bad "only letters, digits and / = , . _ : + - may be in the value" ;;
+esac
 old_ifs=$IFS
 IFS=,
 # shellcheck disable=SC2086
@@ -72,7 +77,10 @@ hdev=$(label_uuid_to_dev "$hash")
 [ -b "$ddev" ] && [ -b "$hdev" ] || exit 0
 
 modprobe -q dm-mod
-modprobe -q dm-extverity || die "extverity: cannot load the dm-extverity module; not mounting an unverified root"
+if ! modprobe -q dm-extverity; then
+	warn "extverity: cannot load the dm-extverity module"
+	exit 1
+fi
 info "extverity: opening vroot: data $ddev, hash $hdev${opts:+, options$opts}"
 # shellcheck disable=SC2086 # $digest and $opts: options, split on purpose
 case $digest in
@@ -81,6 +89,7 @@ case $digest in
 esac
 # shellcheck disable=SC2086
 if ! why=$(extverity open $opts "$@" 2>&1); then
-	die "extverity: cannot open vroot (data $ddev, hash $hdev): $why; not mounting an unverified root"
+	warn "extverity: cannot open vroot (data $ddev, hash $hdev): $why"
+	exit 1
 fi
 exit 0
