@@ -32,6 +32,7 @@
 . "$TOPDIR/tests/lib.sh"
 . "$TOPDIR/tests/vm/vm-lib.sh"
 . "$TOPDIR/tests/vm/debian-initramfs.sh"
+. "$TOPDIR/tests/vm/busybox-root.sh"
 
 why=$(debian_initramfs_skip)
 if [ -n "$why" ]; then
@@ -39,11 +40,7 @@ if [ -n "$why" ]; then
 	finish
 fi
 why=$(debian_initramfs_why)
-for t in mke2fs debugfs; do
-	[ -z "$why" ] && ! command -v $t >/dev/null && why="$t not installed"
-done
-[ -z "$why" ] && ! file -L /bin/busybox | grep -q 'statically linked' &&
-	why="no static /bin/busybox (busybox-static)"
+[ -z "$why" ] && why=$(busybox_root_why)
 if [ -n "$why" ]; then
 	fail "initramfs: $why"
 	finish
@@ -55,33 +52,10 @@ rm -rf "$w"
 mkdir -p "$w"
 die() { fail "initramfs/setup: $*"; finish; }
 
-# The root: busybox with every applet linked, dmsetup and its libraries,
-# the init, a file to damage.
-src=$w/root
-mkdir -p "$src/bin" "$src/sbin" "$src/usr/bin" "$src/usr/sbin" \
-	"$src/dev" "$src/proc" "$src/sys" "$src/run" "$src/tmp" "$src/data"
-cp /bin/busybox "$src/bin/busybox"
-for a in $(/bin/busybox --list-full); do
-	[ -e "$src/$a" ] || ln -s /bin/busybox "$src/$a"
-done
-rm -f "$src/sbin/dmsetup" "$src/usr/sbin/dmsetup"
-cp /usr/sbin/dmsetup "$src/sbin/dmsetup"
-for lib in $(ldd /usr/sbin/dmsetup | grep -o '/[^ ]*'); do
-	mkdir -p "$src$(dirname "$lib")"
-	cp -L "$lib" "$src$lib"
-done
-install -m 755 "$TOPDIR/tests/vm/initramfs-root-init.sh" "$src/sbin/init"
-head -c $((16 * 4096)) /dev/urandom >"$src/victim"
-seq 1 30000 >"$src/data/numbers"
-head -c 100000 /dev/urandom >"$src/data/random"
-(cd "$src" && find . -type f ! -name expected.sha256 -print0 | sort -z |
-	xargs -0 sha256sum | sed 's#  \./#  /#') >"$w/expected.sha256"
-cp "$w/expected.sha256" "$src/expected.sha256"
+# The root (tests/vm/busybox-root.sh).
+busybox_root "$w" 2>"$w/root.err" || die "$(cat "$w/root.err")"
+root=$(cat "$w/root-digest")
 nfiles=$(wc -l <"$w/expected.sha256")
-mke2fs -q -t ext4 -b 4096 -d "$src" "$w/image" 32M >/dev/null || die "mke2fs -d"
-"$EV" format "$w/image" "$w/hash" >"$w/format.out" 2>&1 || die "extverity format: $(cat "$w/format.out")"
-root=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/format.out")
-[ -n "$root" ] || die "no root digest in $w/format.out"
 
 # sig: the digest and its signature, for the hook to copy in.
 mkdir -p "$w/keys"
