@@ -97,6 +97,7 @@ make_copy() {
 	[ -d build/release ] && cp -pr --parents build/release "$dir/"
 	[ -d build/asan ] && cp -pr --parents build/asan "$dir/"
 	[ -f tools/extverity ] && cp -p tools/extverity "$dir/tools/"
+	[ -f tools/extverity-generator ] && cp -p tools/extverity-generator "$dir/tools/"
 	if [ "$SERIES" = 7.3 ] && [ -f build/kernels/7.3/stamp ]; then
 		mkdir -p "$dir/build/kernels/7.3"
 		cp -p build/kernels/7.3/env build/kernels/7.3/stamp "$dir/build/kernels/7.3/"
@@ -109,7 +110,7 @@ make_copy() {
 # (modpost's included).
 build() {
 	local dir=$1 log=$2
-	(cd "$dir" && make -s tools build/asan/extverity) >"$log" 2>&1 ||
+	(cd "$dir" && make -s tools build/asan/extverity build/asan/extverity-generator) >"$log" 2>&1 ||
 		{ echo "tool build failed"; return 1; }
 	[ "$3" = yes ] || return 0
 	(cd "$dir" && scripts/kernels.sh prepare "$SERIES" &&
