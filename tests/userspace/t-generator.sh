@@ -207,6 +207,8 @@ sig /dev/vda /dev/vdb $D root-hash-signature=x.p7s
 $long /dev/vda /dev/vdb $D
 dot /dev/./vda /dev/vdb $D
 twosig /dev/vda /dev/vdb - root-hash-signature=/etc/extverity/x.p7s
+again /dev/vda /dev/vdb $D check-at-most-once,eio,check_at_most_once
+offsets /dev/vda /dev/vdb $D hash-offset=4096,hash_offset=8192
 ok2 /dev/vdc /dev/vdd $D
 "
 rc_is bad 1
@@ -226,8 +228,10 @@ err_has bad "tab:11: unknown or malformed option 'root-hash-signature=x.p7s'"
 err_has bad "tab:12: line longer than 4096 bytes"
 err_has bad "tab:13: '/dev/./vda' is not a /dev path"
 err_has bad "tab:14: root-hash-signature= with the digest '-', which means /etc/extverity/twosig.roothash.p7s"
-if [ "$(grep -c 'no unit written' "$W/bad/err")" = 13 ]; then
-	pass "generator/bad: 13 refusals"
+err_has bad "tab:15: option 'check-at-most-once' given twice"
+err_has bad "tab:16: option 'hash-offset' given twice"
+if [ "$(grep -c 'no unit written' "$W/bad/err")" = 15 ]; then
+	pass "generator/bad: 15 refusals"
 else
 	fail "generator/bad: $(grep -c 'no unit written' "$W/bad/err") refusals: $(cat "$W/bad/err")"
 fi

@@ -260,6 +260,29 @@ static bool append(char *buf, size_t size, const char *fmt, ...)
 }
 
 /*
+ * " --NAME[VALUE]" onto @v's options for `extverity open`, which takes each
+ * option once: a repeated one is refused here, where the line can be
+ * named.  @name ends in '=' when the option takes a value.
+ */
+static bool add_flag(struct volume *v, const char *name, const char *value,
+		     const struct source *src)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), " --%s", name);
+	if (strstr(v->opts, key)) {
+		complain(src, "option '%.*s' given twice",
+			 (int)strcspn(name, "="), name);
+		return false;
+	}
+	if (!append(v->opts, sizeof(v->opts), "%s%s", key, value)) {
+		complain(src, "options too long");
+		return false;
+	}
+	return true;
+}
+
+/*
  * One option of a volume.  The command line spells them as the
  * initramfs-tools script does (check_at_most_once, hash_offset=), the
  * table as veritytab does (check-at-most-once, hash-offset=); both are
@@ -290,7 +313,7 @@ static bool add_option(struct volume *v, const char *o,
 		return true;
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (!strcmp(word, flags[i]))
-			return append(v->opts, sizeof(v->opts), " --%s", word);
+			return add_flag(v, word, "", src);
 	if (!strcmp(word, "noauto")) {
 		v->noauto = true;
 		return true;
@@ -311,13 +334,11 @@ static bool add_option(struct volume *v, const char *o,
 		*eq = 0;
 		if (!strcmp(word, "hash-offset") && eq[1] &&
 		    strspn(eq + 1, "0123456789") == strlen(eq + 1))
-			return append(v->opts, sizeof(v->opts),
-				      " --hash-offset=%s", eq + 1);
+			return add_flag(v, "hash-offset=", eq + 1, src);
 		if (!strcmp(word, "root-hash-signature") && eq[1] == '/' &&
-		    plain(eq + 1) && !v->has_signature) {
+		    plain(eq + 1)) {
 			v->has_signature = true;
-			return append(v->opts, sizeof(v->opts),
-				      " --root-hash-signature=%s", eq + 1);
+			return add_flag(v, "root-hash-signature=", eq + 1, src);
 		}
 		*eq = '=';
 	}
