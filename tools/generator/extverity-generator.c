@@ -437,7 +437,7 @@ static bool write_unit(struct volume *v, const struct source *src)
 {
 	char inst[4 * NAME_MAX_LEN + 8], unit[4 * NAME_MAX_LEN + 32];
 	char path[UNIT_PATH_MAX], dmdev[4 * NAME_MAX_LEN + 32];
-	char digest_opt[sizeof(KEY_DIR) + 2 * NAME_MAX_LEN + 64] = "";
+	char digest_opt[LINE_MAX_LEN + 2 * NAME_MAX_LEN + 128] = "";
 	const char *target;
 	FILE *f;
 	bool ok;
@@ -464,8 +464,9 @@ static bool write_unit(struct volume *v, const struct source *src)
 				 v->digest);
 			return false;
 		}
-		snprintf(digest_opt, sizeof(digest_opt), " --root-hash-file=%.*s",
-			 (int)(sizeof(digest_opt) - 20), v->digest);
+		/* A line is shorter than digest_opt: no truncation. */
+		snprintf(digest_opt, sizeof(digest_opt), " --root-hash-file=%s",
+			 v->digest);
 	} else if (!is_hex(v->digest)) {
 		complain(src, "root digest '%s' is not 64 or 128 hex digits, '-' or a file's absolute path",
 			 v->digest);
@@ -537,6 +538,9 @@ static bool write_unit(struct volume *v, const struct source *src)
 	}
 	if (!ok) {
 		snprintf(path, sizeof(path), "%s/%s", dest_dir, unit);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s.%s/%s", dest_dir, target,
+			 v->nofail ? "wants" : "requires", unit);
 		unlink(path);
 	}
 	return ok;
