@@ -97,7 +97,7 @@ verify() {
 }
 
 u1=$(systemd-escape --path /dev/disk/by-uuid/1234-ab)
-[ "$u1" = 'dev-disk-by\x2duuid-1234\x2dab' ] || fail "systemd-escape gives $u1"
+[ "$u1" = 'dev-disk-by\x2duuid-1234\x2dab' ] || fail "generator: systemd-escape --path gives $u1"
 
 # The initrd: the root and /usr from the command line.
 gen initrd 1 "BOOT_IMAGE=/vmlinuz root=/dev/mapper/vroot ro extverity.root=UUID=1234-ab,/dev/vdb,$D,check_at_most_once,hash_offset=4096 quiet extverity.usr=PARTLABEL=usr,/dev/vdc,-,restart_on_corruption"
@@ -186,9 +186,11 @@ files dash 'extverity@my\x2dvol.service ' \
 	'veritysetup.target.requires/extverity@my\x2dvol.service ../extverity@my\x2dvol.service'
 has dash 'extverity@my\x2dvol.service' 'Wants=blockdev@dev-mapper-my\x2dvol.target' \
 	"ExecStart=extverity open /dev/vda my-vol /dev/vdb $D" 'ExecStop=extverity close my-vol'
-[ "$(systemd-escape --template=extverity@.service my-vol)" = 'extverity@my\x2dvol.service' ] &&
-	pass "generator/dash: systemd-escape --template agrees" ||
+if [ "$(systemd-escape --template=extverity@.service my-vol)" = 'extverity@my\x2dvol.service' ]; then
+	pass "generator/dash: systemd-escape --template agrees"
+else
 	fail "generator/dash: systemd-escape --template gives $(systemd-escape --template=extverity@.service my-vol)"
+fi
 
 # Refusals: each bad line named by its number and reason, no unit for it
 # and nothing of it left, the good lines still written, exit 1.
@@ -249,7 +251,11 @@ EXTVERITY_GENERATOR_INITRD=1 EXTVERITY_GENERATOR_CMDLINE="ro" EXTVERITY_GENERATO
 echo $? >"$W/none/rc"
 rc_is none 0
 files none
-[ -s "$W/none/err" ] && fail "generator/none: says $(cat "$W/none/err")" || pass "generator/none: silent"
+if [ -s "$W/none/err" ]; then
+	fail "generator/none: says $(cat "$W/none/err")"
+else
+	pass "generator/none: silent"
+fi
 
 # A unit that already exists (a second volume of the same name) is not
 # overwritten: the second line is refused.
@@ -263,6 +269,9 @@ err_has twice "tab:2: cannot create $W/twice/out/extverity@v.service: File exist
 # Usage.
 "$G" >/dev/null 2>"$W/usage.err"
 rc=$?
-[ $rc = 1 ] && grep -q '^usage: extverity-generator NORMAL_DIR' "$W/usage.err" &&
-	pass "generator/usage" || fail "generator/usage: exit $rc, $(cat "$W/usage.err")"
+if [ $rc = 1 ] && grep -q '^usage: extverity-generator NORMAL_DIR' "$W/usage.err"; then
+	pass "generator/usage"
+else
+	fail "generator/usage: exit $rc, $(cat "$W/usage.err")"
+fi
 finish
