@@ -16,6 +16,8 @@ pkgs=(
 	dkms lvm2 groff man-db
 	openssl file clang libclang-rt-14-dev
 	initramfs-tools zstd mmdebstrap dracut-core
+	# systemd-escape and systemd-analyze check the generator's units.
+	systemd
 )
 # Linux 6.12, Debian 12's point-release kernel: its packages carry the ABI
 # in their names, so take the newest the archive offers unless one is
