@@ -167,37 +167,32 @@ if want bad; then
 	fi
 fi
 
-if want sb; then
-	boot sb restart none "$w/image" "$w/hash.sb" "/dev/vda,/dev/vdb,$root"
-	log=$w/boot-sb/console.log
-	if grep -q 'extverity: root digest does not match the superblock of /dev/vdb' "$log"; then
-		pass "initramfs/sb/open-refused"
+# refused NAME CHECK RE: the boot NAME stopped before any init ran, the
+# console shows why (/RE/, as CHECK) and the local-top script's panic.
+refused() {
+	local log=$w/boot-$1/console.log
+	if grep -Eq "$3" "$log"; then
+		pass "initramfs/$1/$2"
 	else
-		fail "initramfs/sb/open-refused: $(grep -i 'extverity' "$log" | head -n 3 | tr '\n' '|')"
+		fail "initramfs/$1/$2: $(grep -i 'extverity' "$log" | head -n 4 | tr '\n' '|')"
 	fi
 	if grep -q 'extverity: cannot open vroot (data /dev/vda, hash /dev/vdb); not mounting an unverified root' "$log" &&
 		grep -q 'Rebooting automatically due to panic= boot argument' "$log" &&
 		! grep -q '^EVT-BEGIN' "$log"; then
-		pass "initramfs/sb/boot-stopped-no-init"
+		pass "initramfs/$1/boot-stopped-no-init"
 	else
-		fail "initramfs/sb/boot-stopped-no-init: see $log"
+		fail "initramfs/$1/boot-stopped-no-init: see $log"
 	fi
+}
+
+if want sb; then
+	boot sb restart none "$w/image" "$w/hash.sb" "/dev/vda,/dev/vdb,$root"
+	refused sb open-refused 'extverity: root digest does not match the superblock of /dev/vdb'
 fi
 
 if want sig; then
 	boot sig restart none "$w/image" "$w/hash" "/dev/vda,/dev/vdb,-"
-	log=$w/boot-sig/console.log
-	if grep -Eq 'extverity: kernel: device-mapper: table: [0-9]+:[0-9]+: extverity: Root digest signature is not from a trusted key' "$log"; then
-		pass "initramfs/sig/kernel-refused-untrusted-signature"
-	else
-		fail "initramfs/sig/kernel-refused-untrusted-signature: $(grep -i 'extverity' "$log" | head -n 4 | tr '\n' '|')"
-	fi
-	if grep -q 'extverity: cannot open vroot (data /dev/vda, hash /dev/vdb); not mounting an unverified root' "$log" &&
-		grep -q 'Rebooting automatically due to panic= boot argument' "$log" &&
-		! grep -q '^EVT-BEGIN' "$log"; then
-		pass "initramfs/sig/boot-stopped-no-init"
-	else
-		fail "initramfs/sig/boot-stopped-no-init: see $log"
-	fi
+	refused sig kernel-refused-untrusted-signature \
+		'extverity: kernel: device-mapper: table: [0-9]+:[0-9]+: extverity: Root digest signature is not from a trusted key'
 fi
 finish
