@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# The small verified root of the initramfs boot tests (t-vm-initramfs.sh).
-# Source it after tests/lib.sh.
+# The small verified root of the initramfs boot tests (t-vm-initramfs.sh,
+# debug/t-vm-boot-sig.sh).  Source it after tests/lib.sh.
 #
 #   busybox_root DIR    builds DIR/root: a static busybox with every applet
 #                       linked, dmsetup and its libraries,

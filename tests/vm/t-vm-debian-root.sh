@@ -53,7 +53,7 @@
 # each under KASAN).  An unpacked kernel (7.3): dracut reads its modules
 # from VM_MODROOT, mkinitramfs cannot, so only the dracut boots run.
 if [ "$VM_DEBUG_KERNEL" = 1 ]; then
-	skip "debian-root: not on the debug kernel (minutes a boot under KASAN; its tinyconfig has no AF_UNIX for udev)"
+	skip "debian-root: not on the debug kernel (tests/vm/debug/t-vm-boot-sig.sh boots it through dracut)"
 	finish
 fi
 itools_why=$(debian_initramfs_skip)
