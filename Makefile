@@ -103,32 +103,21 @@ module:
 check-deps:
 	$(Q)scripts/install-deps.sh
 
+# TESTS_JOBS: tests/run runs that many tests at once (a VM test leaves a
+# core idle part of the time: about 40% of two, measured).
+TESTS_JOBS ?= 2
 check: check-deps
 	$(MAKE) all build/asan/extverity build/asan/extverity-generator
-	tests/run
+	TESTS_JOBS=$(TESTS_JOBS) tests/run
 
 # The VM tests on a debug kernel built from Debian's linux-source-6.12 with
-# KASAN, lockdep, kmemleak (scripts/debug-kernel.sh; docs/testing.md).  To
-# keep CI within its 75 minutes, DEBUG_VM_SKIP leaves out the tests whose
-# kernel paths the others already take (cli: the tool's device handling,
-# LVM; manyfiles: the loader at 100,000 files; fiemap: other filesystems,
-# which this kernel does not build); DEBUG_VM_SKIP= runs them all.
-# t-vm-hostile.sh loads 300 of its table lines there (1100 in make check),
-# t-vm-corrupt.sh's matrix is planned small (VM_MATRIX), and t-vm-harness.sh
-# boots only detect (a KASAN report and a leak fail a boot; its other boots
-# prove the harness, which Debian's kernels do).
-# tests/vm/debug/ holds the tests only this kernel can run (KUnit), which
-# make check, on Debian's kernels, leaves out.
-DEBUG_VM_SKIP ?= t-vm-cli.sh t-vm-manyfiles.sh t-vm-fiemap.sh
-DEBUG_VM_TESTS = $(filter-out $(addprefix tests/vm/,$(DEBUG_VM_SKIP)),\
-	$(wildcard tests/vm/t-*.sh tests/vm/debug/t-*.sh))
+# KASAN, lockdep, kmemleak (scripts/debug-kernel.sh; docs/testing.md): the
+# tests and boots that tests/vm/kernels plans for the series "debug", each
+# kernel path of the target once.
 check-debug: check-deps
 	$(MAKE) tools build/asan/extverity
-	scripts/debug-kernel.sh
-	env $$(scripts/debug-kernel.sh env) TESTS_OUTDIR=$(CURDIR)/build/tests-debug \
-		VM_STRESS_SECONDS=$${VM_STRESS_SECONDS:-30} VM_MATRIX=$${VM_MATRIX:-small} \
-		HOSTILE_TABLES=$${HOSTILE_TABLES:-300} VM_HARNESS_ONLY=$${VM_HARNESS_ONLY:-detect} \
-		tests/run $(DEBUG_VM_TESTS)
+	TEST_KERNELS=debug TESTS_JOBS=$(TESTS_JOBS) TESTS_OUTDIR=$(CURDIR)/build/tests-debug \
+		tests/run --vm
 
 # Mutants (tests/mutants, docs/testing.md "Mutants"): each deliberate bug in
 # a copy of the tree, against the tests its patch names; fails unless every

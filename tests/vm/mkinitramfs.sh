@@ -138,7 +138,7 @@ if [ -f "$OUT" ] && [ "$(cat "$OUT.sig" 2>/dev/null)" = "$sig" ]; then
 fi
 
 root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+trap 'rm -rf "$root" "$OUT.tmp.$$" "$OUT.sig.tmp.$$"' EXIT
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,mnt,ctl,results,modules,lib64}
 mknod "$root/dev/console" c 5 1
 mknod "$root/dev/null" c 1 3
@@ -175,9 +175,12 @@ done
 [ -f "$EXTMOD" ] && cp "$EXTMOD" "$root/modules/dm-extverity.ko"
 echo "$KVER" >"$root/modules/kver"
 
+# Tests running at once (tests/run TESTS_JOBS) may build the same OUTPUT:
+# each writes its own temporary files and renames them into place.
 mkdir -p "$(dirname "$OUT")"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) |
-	gzip -1 >"$OUT.tmp"
-mv "$OUT.tmp" "$OUT"
-echo "$sig" >"$OUT.sig"
+	gzip -1 >"$OUT.tmp.$$"
+echo "$sig" >"$OUT.sig.tmp.$$"
+mv "$OUT.tmp.$$" "$OUT"
+mv "$OUT.sig.tmp.$$" "$OUT.sig"
 echo "$OUT"
