@@ -43,4 +43,20 @@ if [ "$rc" -eq 0 ] && grep -q '^SKIP t-skips: two: not here' "$W/skips/results" 
 else
 	fail "a skip: exit $rc, $(tr '\n' '|' <"$W/skips.out")"
 fi
+rc=0; TESTS_JOBS=x run badjobs "$W/t-skips.sh" || rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'TESTS_JOBS=x: a count, 1 or more' "$W/badjobs.out"; then
+	pass "TESTS_JOBS that is no count is refused"
+else
+	fail "TESTS_JOBS=x: exit $rc, $(tr '\n' '|' <"$W/badjobs.out")"
+fi
+rc=0; TESTS_JOBS=2 run lanes "$W/t-skips.sh" "6.12:$W/t-no-such-test.sh" || rc=$?
+if [ "$rc" -ne 0 ] && grep -q '^== 2 lanes, 2 items' "$W/lanes.out" &&
+	grep -q '^SKIP t-skips: two: not here' "$W/lanes/results" &&
+	grep -q "^FAIL 6.12/.*t-no-such-test.sh: no such test script" "$W/lanes/results" &&
+	! grep -q '^PASS kernel-6.12' "$W/lanes/results" &&
+	[ "$(tail -n 1 "$W/lanes.out")" = "1 passed, 1 failed, 1 skipped" ]; then
+	pass "two lanes: every item's results merged, no kernel readied for a missing script"
+else
+	fail "two lanes: exit $rc, $(tr '\n' '|' <"$W/lanes.out")"
+fi
 finish
