@@ -226,6 +226,14 @@ chaos() {
 		{ [ $_i -lt 8 ] && [ "$(now)" -lt $((END + 120)) ]; }; do
 		_d=a
 		[ $(($(rnd) % 2)) -eq 1 ] && _d=b
+		# A removal needs readers to probe the device while it is
+		# away, and a reader stops at END unless the hold is already
+		# there: no removal starts within 10 s of END (the first
+		# round's has come first).
+		if [ $((_i % 8)) -eq 0 ] && [ $_i -gt 0 ] &&
+			[ $(($(now) + 10)) -ge $END ]; then
+			break
+		fi
 		case $((_i % 8)) in
 		4 | 3)
 			_f=
