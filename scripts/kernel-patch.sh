@@ -109,10 +109,17 @@ fi
 if ! has kmalloc_obj include/linux/slab.h; then
 	sed -i 's/\bk\([mz]\)alloc_obj(\([^,]*\), /k\1alloc(sizeof(\2), /g' "${src[@]}"
 fi
+# Drop the last argument (the I/O priority: a plain expression, no call).
+if ! has dm_bufio_read_with_ioprio include/linux/dm-bufio.h; then
+	perl -0pi -e 's/\b(dm_bufio_(?:read|prefetch))_with_ioprio\(([^()]*?),\s*[^,()]+\)/$1($2)/g' \
+		"${src[@]}"
+fi
 for name in BLK_OPEN_READ BLK_OPEN_WRITE WQ_PERCPU kmalloc_obj kzalloc_obj \
+	dm_bufio_read_with_ioprio dm_bufio_prefetch_with_ioprio \
 	LINUX_VERSION_CODE dm-extverity-compat; do
 	! grep -qw -- "$name" "${src[@]}" || has "$name" include/linux/blkdev.h ||
 		has "$name" include/linux/workqueue.h || has "$name" include/linux/slab.h ||
+		has "$name" include/linux/dm-bufio.h ||
 		die "$name left in the staged sources; teach this script to resolve it"
 done
 

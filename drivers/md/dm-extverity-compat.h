@@ -11,13 +11,15 @@
  * In a kernel tree there is nothing to bridge: scripts/kernel-patch.sh
  * drops this header and rewrites its few names for the tree it patches, so
  * the in-tree patch carries no compatibility code.  Every entry below must
- * therefore be a rename, an include or a one-line macro that the script
- * knows how to resolve (it fails on one it does not); keep it so.
+ * therefore be a rename, an include, a one-line macro or a wrapper that
+ * the script knows how to resolve (it fails on one it does not); keep it
+ * so.
  */
 #ifndef DM_EXTVERITY_COMPAT_H
 #define DM_EXTVERITY_COMPAT_H
 
 #include <linux/blkdev.h>
+#include <linux/dm-bufio.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
@@ -58,6 +60,29 @@
 #ifndef kmalloc_obj
 #define kmalloc_obj(var, gfp)	kmalloc(sizeof(var), gfp)
 #define kzalloc_obj(var, gfp)	kzalloc(sizeof(var), gfp)
+#endif
+
+/*
+ * 6.10 let dm-bufio's reads carry the I/O priority of the bio that needs
+ * them; before, they had the default priority.  Functions, not macros, so
+ * that the priority is still evaluated and type-checked.
+ */
+#ifndef EXTVERITY_HAVE_BUFIO_IOPRIO
+static inline void *dm_bufio_read_with_ioprio(struct dm_bufio_client *c,
+					      sector_t block,
+					      struct dm_buffer **bp,
+					      unsigned short ioprio)
+{
+	return dm_bufio_read(c, block, bp);
+}
+
+static inline void dm_bufio_prefetch_with_ioprio(struct dm_bufio_client *c,
+						 sector_t block,
+						 unsigned int n_blocks,
+						 unsigned short ioprio)
+{
+	dm_bufio_prefetch(c, block, n_blocks);
+}
 #endif
 
 #endif /* DM_EXTVERITY_COMPAT_H */

@@ -171,6 +171,7 @@ static void extverity_dtr(struct dm_target *ti)
 		destroy_workqueue(v->spread_wq);
 	if (v->wq)
 		destroy_workqueue(v->wq);
+	free_percpu(v->wq_queued);
 	free_percpu(v->stats);
 	kfree(v->sig_key_desc);
 	kvfree(v->verified_blocks);
@@ -256,7 +257,8 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 			goto bad;
 	}
 	v->stats = alloc_percpu(struct extverity_stats);
-	if (!v->stats)
+	v->wq_queued = alloc_percpu(atomic_t);
+	if (!v->stats || !v->wq_queued)
 		goto bad;
 	/*
 	 * Both high priority, as dm-verity since 6.3, and WQ_MEM_RECLAIM
@@ -318,9 +320,10 @@ static int extverity_map(struct dm_target *ti, struct bio *bio)
 	io->block = block;
 	io->n_blocks = n_blocks;
 	io->iter = bio->bi_iter;
+	io->ioprio = bio->bi_ioprio;
 	bio->bi_end_io = extverity_end_io;
 	bio->bi_private = io;
-	extverity_submit_prefetch(v, io->block, io->n_blocks);
+	extverity_submit_prefetch(v, io->block, io->n_blocks, io->ioprio);
 	submit_bio_noacct(bio);
 	return DM_MAPIO_SUBMITTED;
 }
@@ -422,7 +425,11 @@ static int extverity_iterate_devices(struct dm_target *ti,
 	return fn(ti, v->data_dev, 0, ti->len, data);
 }
 
-/* Reads must cover whole blocks: make the block size the logical one. */
+/*
+ * Reads must cover whole blocks: make the block size the logical one.  And
+ * as dm-verity and dm-crypt do, direct I/O buffers must be aligned to it,
+ * not just to 512 bytes, so that no data block straddles two pages.
+ */
 static void extverity_io_hints(struct dm_target *ti,
 			       struct queue_limits *limits)
 {
@@ -434,6 +441,8 @@ static void extverity_io_hints(struct dm_target *ti,
 		limits->physical_block_size = v->p.block_size;
 	limits->io_min = max(limits->logical_block_size,
 			     limits->physical_block_size);
+	limits->dma_alignment = max(limits->dma_alignment,
+				    limits->logical_block_size - 1);
 }
 
 static struct target_type extverity_target = {

@@ -142,7 +142,10 @@ struct extverity_stats {
  * @verified_blocks: with check_at_most_once, a bit per data block that has
  *	been verified (atomic set_bit/test_bit, no lock: a lost race only
  *	verifies a block twice)
- * @wq: verification workqueue
+ * @wq: verification workqueue, per-CPU
+ * @spread_wq: verification workqueue, unbound
+ * @wq_queued: per CPU, the bios that CPU queued on @wq and that are not
+ *	verified yet (extverity_end_io())
  * @stats: per-CPU counters
  * @uevents: corruption uevents sent, capped at EXTVERITY_UEVENT_MAX
  * @corrupted: set once any corruption has been seen (status 'C')
@@ -183,7 +186,7 @@ struct extverity_target {
 	/* Verification: see extverity_end_io() for which queue a bio takes. */
 	struct workqueue_struct *wq;
 	struct workqueue_struct *spread_wq;
-	atomic_t verifying;	/* bios queued for verification or in it */
+	atomic_t __percpu *wq_queued;
 	struct extverity_stats __percpu *stats;
 	atomic_t uevents;
 	bool corrupted;
@@ -206,6 +209,8 @@ struct extverity_io {
 	struct bvec_iter iter;	/* the bio's data, saved before submission */
 	u64 block;		/* first data block */
 	unsigned int n_blocks;
+	unsigned short ioprio;	/* the bio's, for the hash reads it causes */
+	atomic_t *wq_queued;	/* the count it is in while on wq, or NULL */
 	struct work_struct work;
 };
 
@@ -317,7 +322,7 @@ void extverity_end_io(struct bio *bio);
 bool extverity_map_zero(struct extverity_target *v, struct bio *bio,
 			u64 block, unsigned int *n_blocks);
 void extverity_submit_prefetch(struct extverity_target *v, u64 block,
-			       unsigned int n_blocks);
+			       unsigned int n_blocks, unsigned short ioprio);
 
 /* dm-extverity-message.c */
 int extverity_message(struct dm_target *ti, unsigned int argc, char **argv,

@@ -22,8 +22,8 @@
 #            as busybox sh runs its own applet before looking at PATH)
 #   VM_OPT_MODULES  modules a scenario loads itself (opt_modprobe in
 #            guest-lib.sh), each when the kernel has it (default: xfs btrfs
-#            erofs dm-delay dm-zero; the debug kernel has only the dm
-#            ones).  Not loaded at boot: btrfs alone takes seconds to
+#            erofs dm-delay dm-zero mq-deadline; the debug kernel has only
+#            the dm ones, and mq-deadline built in).  Not loaded at boot: btrfs alone takes seconds to
 #            initialise under TCG.
 #
 # The image is rebuilt only when an input changed: a signature of every
@@ -103,7 +103,7 @@ done
 # list libcrc32c.
 declare -A opt_lists=() boot_seen=()
 for p in "${!seen[@]}"; do boot_seen[$p]=1; done
-for m in ${VM_OPT_MODULES-xfs btrfs erofs dm-delay dm-zero}; do
+for m in ${VM_OPT_MODULES-xfs btrfs erofs dm-delay dm-zero mq-deadline}; do
 	p=$(modpath "$m")
 	seen=()
 	for q in "${!boot_seen[@]}"; do seen[$q]=1; done

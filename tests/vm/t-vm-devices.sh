@@ -6,6 +6,10 @@
 #   - 4Kn devices (a loop device with 4096-byte logical blocks, as a 4Kn
 #     disk or dm-crypt's sector_size:4096): as hash device, as data
 #     device, and a hash start the hash device cannot address refused;
+#   - direct I/O buffers aligned to the block size (dma_alignment);
+#   - hash reads at the I/O priority of the read that needs them (6.10 on;
+#     best-effort before): a realtime reader's hash reads seen queued as
+#     realtime, and only so, by mq-deadline on a loop device over dm-delay;
 #   - zero ranges served without I/O: under a data device whose free
 #     blocks fail (dm-error), reads of free blocks, and of data and free
 #     blocks together, return the right bytes and restart_on_error stays

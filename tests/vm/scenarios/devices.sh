@@ -27,6 +27,9 @@
 #@check error-lower-create
 #@check io-error-no-restart
 #@check io-error-no-panic
+#@check dma-alignment-is-block-size
+#@check ioprio-create
+#@check ioprio-hash-reads-take-the-read-class
 #@check suspend-delay-create
 #@check suspend-no-hash-io-while-suspended
 #@check suspend-readers-read
@@ -193,11 +196,67 @@ for mode in restart panic; do
 done
 dmsetup remove ld
 
+# --- direct I/O alignment ----------------------------------------------------
+# Buffers aligned to the block size, as dm-verity asks: no data block
+# straddles two pages.
+a=$(cat "/sys/block/$(kname ref)/queue/dma_alignment" 2>&1)
+if [ "$a" = $((BS - 1)) ]; then gpass dma-alignment-is-block-size; else gfail dma-alignment-is-block-size "dma_alignment $a, want $((BS - 1))"; fi
+
+# --- hash reads at the priority of the read that needs them ------------------
+# Since 6.10 dm-bufio's reads carry an I/O priority: the hash reads of a
+# realtime reader (ionice -c 1) must be realtime too, not queued behind
+# best-effort work.  The hash device is a loop device scheduled by
+# mq-deadline, which counts its requests per class until they complete
+# (debugfs sched/queued: RT BE IDLE), over dm-delay (direct I/O: no page
+# cache in between), which keeps each one there for a second.  Before
+# 6.10 they are best-effort whatever the reader.
+hlen=$(blockdev --getsz /dev/vdc)
+kv=$(uname -r)
+kmaj=${kv%%.*} kmin=${kv#*.}
+kmin=${kmin%%[!0-9]*}
+want_class=BE
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "$kmin" -ge 10 ]; }; then
+	want_class=RT
+fi
+mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+if opt_modprobe dm-delay >/tmp/dq.out 2>&1 && opt_modprobe mq-deadline >>/tmp/dq.out 2>&1 &&
+	echo "0 $hlen delay /dev/vdc 0 1000" | dmsetup create --noudevsync --readonly hq 2>>/tmp/dq.out &&
+	dmsetup mknodes hq && lq=$(/sbin/losetup -f --show -r --direct-io=on /dev/mapper/hq 2>>/tmp/dq.out) &&
+	echo mq-deadline >"/sys/block/${lq#/dev/}/queue/scheduler" &&
+	[ -r "/sys/kernel/debug/block/${lq#/dev/}/sched/queued" ] &&
+	ev evq /dev/vdb "$lq"; then
+	gpass ioprio-create
+	q=/sys/kernel/debug/block/${lq#/dev/}/sched/queued
+	echo "devices: ioprio: before the read, queued RT BE IDLE: $(cat "$q")"
+	ionice -c 1 -n 3 dd if=/dev/mapper/evq of=/dev/null bs=$BS skip="$PBLOCK" count=1 \
+		iflag=direct 2>/tmp/dq.out &
+	rt=0 be=0 i=0
+	while [ $i -lt 60 ]; do
+		read -r r b _ <"$q"
+		[ "$r" -gt 0 ] && rt=$((rt + 1))
+		[ "$b" -gt 0 ] && be=$((be + 1))
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait $! || echo "devices: ioprio: the read failed: $(cat /tmp/dq.out)"
+	echo "devices: ioprio: kernel $kv, hash reads seen queued in 60 samples: RT $rt, BE $be; want $want_class"
+	if { [ $want_class = RT ] && [ $rt -gt 0 ] && [ $be = 0 ]; } ||
+		{ [ $want_class = BE ] && [ $be -gt 0 ] && [ $rt = 0 ]; }; then
+		gpass ioprio-hash-reads-take-the-read-class
+	else
+		gfail ioprio-hash-reads-take-the-read-class "kernel $kv: samples with RT queued $rt, BE $be; want $want_class only"
+	fi
+	dmsetup remove evq
+else
+	gfail ioprio-create "$(cat /tmp/dq.out /tmp/ev.out 2>/dev/null | tr '\n' ' ')"
+fi
+[ -n "${lq:-}" ] && /sbin/losetup -d "$lq"
+dmsetup remove hq 2>/dev/null
+
 # --- suspend under reads over a slow hash device ------------------------------
 # A small dm-bufio cache keeps hash blocks going out and coming back in, so
 # that reads (and their prefetches) of the hash device are always under way.
 echo 65536 >/sys/module/dm_bufio/parameters/max_cache_size_bytes
-hlen=$(blockdev --getsz /dev/vdc)
 if opt_modprobe dm-delay >/tmp/dd.out 2>&1 &&
 	echo "0 $hlen delay /dev/vdc 0 60" | dmsetup create --noudevsync --readonly hd &&
 	dmsetup mknodes hd && ev evs /dev/vdb /dev/mapper/hd; then
