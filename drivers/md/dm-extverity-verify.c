@@ -18,6 +18,8 @@
  */
 #include <linux/atomic.h>
 #include <linux/kobject.h>
+#include <linux/log2.h>
+#include <linux/module.h>
 #include <linux/reboot.h>
 #include <linux/slab.h>
 #include <crypto/algapi.h>
@@ -247,26 +249,66 @@ struct extverity_prefetch {
 	unsigned short ioprio;
 };
 
+/*
+ * Bytes of hash area read around the hash blocks a read needs, as
+ * dm-verity's prefetch_cluster.  Trees are stored in the order of their
+ * files' first blocks, so the neighbours of a file's hash blocks belong to
+ * the files next to it on disk: a read of a directory tree or of a stream
+ * then costs a few large hash reads instead of a small synchronous one per
+ * file.
+ */
+static unsigned int prefetch_cluster = 256 * 1024;
+module_param(prefetch_cluster, uint, 0644);
+MODULE_PARM_DESC(prefetch_cluster,
+		 "Hash-area bytes read around the hash blocks of a read (rounded down to a power of two; 0 for none)");
+
+/*
+ * Widen [*first, *last], blocks of section @sect (TOPS or LEVELS), to the
+ * aligned cluster holding them, clamped to the section: a cluster never
+ * reaches into the manifest, which is loaded once, or past the hash area.
+ */
+static void widen_to_cluster(const struct extverity_params *p,
+			     unsigned int sect, u64 *first, u64 *last)
+{
+	u64 start = p->sect[sect].start_block;
+	u64 end = start + p->sect[sect].nr_blocks - 1;
+	u32 cluster = READ_ONCE(prefetch_cluster) >> p->log_blocksize;
+
+	if (cluster <= 1)
+		return;
+	cluster = rounddown_pow_of_two(cluster);
+	*first = max(round_down(*first, cluster), start);
+	*last = min(*last | (cluster - 1), end);
+}
+
 /* Prefetch, level by level, the hash blocks of leaves @first..@last of @t. */
 static void prefetch_tree(struct extverity_target *v, u32 t, u64 first,
 			  u64 last, unsigned short ioprio)
 {
 	const struct extverity_params *p = &v->p;
 	const struct extverity_mtree *tree = &v->trees[t];
+	u64 hfirst, hlast, n, done_first = 1, done_last = 0;
 	struct extverity_geometry g;
-	u64 hfirst, hlast, n;
 	u32 level, offset;
 
 	extverity_tree_geometry(p, tree->data_size, &g);
 	for (level = 0; level < g.num_levels; level++) {
 		u32 shift = level * p->log_digests_per_block;
+		bool top = level == g.num_levels - 1;
 
 		extverity_digest_pos(p, &g, tree->top, tree->levels, level,
 				     first >> shift, &hfirst, &offset);
 		extverity_digest_pos(p, &g, tree->top, tree->levels, level,
 				     last >> shift, &hlast, &offset);
+		/* A tree's levels are adjacent: one cluster often holds all. */
+		if (hfirst >= done_first && hlast <= done_last)
+			continue;
+		widen_to_cluster(p, top ? EXTVERITY_SECT_TOPS :
+				 EXTVERITY_SECT_LEVELS, &hfirst, &hlast);
 		n = hlast - hfirst + 1;
 		dm_bufio_prefetch_with_ioprio(v->bufio, hfirst, n, ioprio);
+		done_first = hfirst;
+		done_last = hlast;
 	}
 }
 

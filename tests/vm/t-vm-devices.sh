@@ -10,6 +10,8 @@
 #   - hash reads at the I/O priority of the read that needs them (6.10 on;
 #     best-effort before): a realtime reader's hash reads seen queued as
 #     realtime, and only so, by mq-deadline on a loop device over dm-delay;
+#   - hash read-ahead in clusters: a read of a fresh device reads more of
+#     the hash device with prefetch_cluster at its default than at 0;
 #   - zero ranges served without I/O: under a data device whose free
 #     blocks fail (dm-error), reads of free blocks, and of data and free
 #     blocks together, return the right bytes and restart_on_error stays

@@ -30,6 +30,7 @@
 #@check dma-alignment-is-block-size
 #@check ioprio-create
 #@check ioprio-hash-reads-take-the-read-class
+#@check prefetch-cluster-reads-around
 #@check suspend-delay-create
 #@check suspend-no-hash-io-while-suspended
 #@check suspend-readers-read
@@ -252,6 +253,33 @@ else
 fi
 [ -n "${lq:-}" ] && /sbin/losetup -d "$lq"
 dmsetup remove hq 2>/dev/null
+
+# --- hash read-ahead in clusters -----------------------------------------------
+# One read of a fresh device (an empty hash cache), with the module's
+# prefetch_cluster at 0 and at its default: the default reads the hash
+# blocks around those the read needs (this image's hash area is near 190
+# blocks, a cluster 64), so more of the hash device than without.
+pc=/sys/module/dm_extverity/parameters/prefetch_cluster
+pc_default=$(cat $pc 2>/dev/null)
+sectors_none='' sectors_cluster=''
+for c in 0 "$pc_default"; do
+	echo "$c" >$pc 2>/dev/null || break
+	ev evc /dev/vdb /dev/vdc || break
+	s0=$(stat_field vdc 3)
+	dd if=/dev/mapper/evc of=/dev/null bs=$BS skip="$PBLOCK" count=1 iflag=direct 2>/dev/null
+	sleep 0.5
+	s1=$(stat_field vdc 3)
+	dmsetup remove evc
+	if [ "$c" = 0 ]; then sectors_none=$((s1 - s0)); else sectors_cluster=$((s1 - s0)); fi
+done
+echo "$pc_default" >$pc 2>/dev/null
+echo "devices: prefetch_cluster: default ${pc_default:-none}; hash sectors read for one block: ${sectors_none:-?} with 0, ${sectors_cluster:-?} with the default"
+if [ "${pc_default:-0}" -gt 0 ] && [ "${sectors_none:-0}" -gt 0 ] &&
+	[ "${sectors_cluster:-0}" -gt "$sectors_none" ]; then
+	gpass prefetch-cluster-reads-around
+else
+	gfail prefetch-cluster-reads-around "default ${pc_default:-none}: ${sectors_none:-?} sectors with 0, ${sectors_cluster:-?} with the default ($(cat /tmp/ev.out 2>/dev/null))"
+fi
 
 # --- suspend under reads over a slow hash device ------------------------------
 # A small dm-bufio cache keeps hash blocks going out and coming back in, so
