@@ -3,7 +3,10 @@
 # shellcheck shell=sh
 #
 # Guest half of `make bench` (bench/run.sh): the same data disk through
-# linear (raw), verity and extverity.  /dev/vdb is the reference image,
+# linear (raw), verity, verity with try_verify_in_tasklet (verity-bh:
+# verification in the completion context when the hash blocks are cached;
+# a BH workqueue since 6.9, a tasklet before) and extverity.  /dev/vdb is
+# the reference image,
 # /dev/vdc its veritysetup hash device, /dev/vdd its extverity hash area.
 # /ctl/params: BLOCKS, VROOT, VSALT, EROOT, FILE_BYTES, RUNTIME, ROUNDS.
 # Each run leaves /results/<kind>-<test>-<round>.json (fio) or .txt.
@@ -18,6 +21,7 @@ table() {
 	case $1 in
 	raw) echo "0 $LEN linear /dev/vdb 0" ;;
 	verity) echo "0 $LEN verity 1 /dev/vdb /dev/vdc 4096 4096 $BLOCKS 1 sha256 $VROOT $VSALT" ;;
+	verity-bh) echo "0 $LEN verity 1 /dev/vdb /dev/vdc 4096 4096 $BLOCKS 1 sha256 $VROOT $VSALT 1 try_verify_in_tasklet" ;;
 	extverity) extverity table /dev/vdb /dev/vdd "$EROOT" ;;
 	esac
 }
@@ -43,9 +47,10 @@ fio_run() {
 	io "$_out.io"
 }
 
+uname -r >/results/kernel.txt
 r=1
 while [ $r -le "$ROUNDS" ]; do
-	for kind in raw verity extverity; do
+	for kind in raw verity verity-bh extverity; do
 		o=/results/$kind
 		echo "== round $r: $kind"
 		fresh $kind || { gfail "$kind-create" "$(table $kind)"; continue; }
@@ -74,7 +79,7 @@ while [ $r -le "$ROUNDS" ]; do
 		io "$o-tree-$r.io"
 		echo "status: $(dmsetup status b)"
 		case $kind in
-		verity) dmsetup status b | grep -q ' V' || gfail "$kind-status" "$(dmsetup status b)" ;;
+		verity | verity-bh) dmsetup status b | grep -q ' V' || gfail "$kind-status" "$(dmsetup status b)" ;;
 		extverity) dmsetup status b | grep -q ' V ' || gfail "$kind-status" "$(dmsetup status b)" ;;
 		esac
 		dmsetup remove --noudevsync b

@@ -17,7 +17,7 @@ ap.add_argument('--rss')
 ap.add_argument('--verify')
 args = ap.parse_args()
 
-KINDS = ('raw', 'verity', 'extverity')
+KINDS = ('raw', 'verity', 'verity-bh', 'extverity')
 TESTS = {
     'seq': ('cold sequential read, 1 MiB direct', 'MB/s'),
     'rand1': ('cold random 4 KiB direct, QD 1', 'IOPS'),
@@ -58,6 +58,10 @@ for test in TESTS:
             'hash_bytes_per_data_byte': statistics.median(h for _, h in vals),
             'runs': [v for v, _ in vals],
         }
+kernel = '?'
+if os.path.exists(os.path.join(args.res, 'kernel.txt')):
+    with open(os.path.join(args.res, 'kernel.txt')) as f:
+        kernel = f.read().strip()
 host = {}
 with open(args.host) as f:
     for line in f:
@@ -87,24 +91,31 @@ out = {
     'rounds': len(rounds), 'files': int(args.files), 'file_bytes': int(args.file_bytes),
     'sizes': sizes, 'host_seconds': host, 'host_median_seconds': host_med,
     'guest': res,
+    'kernel': kernel,
 }
 with open(args.out + '.json', 'w') as f:
     json.dump(out, f, indent=1)
 
-md = [f'# make bench ({len(rounds)} rounds, medians; guest under qemu TCG)', '',
+md = [f'# make bench ({len(rounds)} rounds, medians; guest under qemu TCG; kernel {kernel})', '',
       f'Reference image: {sizes["image"] >> 20} MiB, {args.files} files '
       f'({int(args.file_bytes) >> 20} MiB of file data, sizes from Debian 12 /usr).', '',
-      '| test | unit | raw | dm-verity | extverity | ext/verity | ext/raw '
+      'dm-verity is measured without and with `try_verify_in_tasklet` (bh); '
+      'ext/verity is against the better of the two, the one the hash columns '
+      'describe.', '',
+      '| test | unit | raw | dm-verity | dm-verity bh | extverity | ext/verity | ext/raw '
       '| hash B per data B: verity | extverity | ext/verity |',
-      '|---|---|---|---|---|---|---|---|---|---|']
+      '|---|---|---|---|---|---|---|---|---|---|---|']
 chart = []
 for test, (name, unit) in TESTS.items():
     r = res[test]
-    ev, vv, rv = r['extverity']['value'], r['verity']['value'], r['raw']['value']
+    ev, rv = r['extverity']['value'], r['raw']['value']
+    v1, vb = r['verity']['value'], r['verity-bh']['value']
+    best = 'verity-bh' if vb > v1 else 'verity'
+    vv = r[best]['value']
     eh, vh = (r['extverity']['hash_bytes_per_data_byte'],
-              r['verity']['hash_bytes_per_data_byte'])
+              r[best]['hash_bytes_per_data_byte'])
     hr = f'{eh / vh:.2f}' if vh else '-'
-    md.append(f'| {name} | {unit} | {rv:.1f} | {vv:.1f} | {ev:.1f} | {ev / vv:.2f}x '
+    md.append(f'| {name} | {unit} | {rv:.1f} | {v1:.1f} | {vb:.1f} | {ev:.1f} | {ev / vv:.2f}x '
               f'| {ev / rv:.2f}x | {vh:.4f} | {eh:.4f} | {hr} |')
     chart.append((test, ev / vv, eh / vh if vh else 0))
 e, v = host_med['extverity'], host_med['veritysetup']
@@ -132,7 +143,7 @@ if shutil.which('gnuplot'):
             f.write(f'{t} {speed:.4f} {hashio:.4f}\n')
     script = f'''set terminal png size 800,400
 set output "{args.out}.png"
-set title "extverity / dm-verity (same run)"
+set title "extverity / best dm-verity (same run)"
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.8
