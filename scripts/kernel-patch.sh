@@ -114,8 +114,11 @@ if ! has dm_bufio_read_with_ioprio include/linux/dm-bufio.h; then
 	perl -0pi -e 's/\b(dm_bufio_(?:read|prefetch))_with_ioprio\(([^()]*?),\s*[^,()]+\)/$1($2)/g' \
 		"${src[@]}"
 fi
+if ! has system_bh_wq include/linux/workqueue.h; then
+	sed -i 's/\bsystem_bh_wq\b/system_highpri_wq/g' "${src[@]}"
+fi
 for name in BLK_OPEN_READ BLK_OPEN_WRITE WQ_PERCPU kmalloc_obj kzalloc_obj \
-	dm_bufio_read_with_ioprio dm_bufio_prefetch_with_ioprio \
+	dm_bufio_read_with_ioprio dm_bufio_prefetch_with_ioprio system_bh_wq \
 	LINUX_VERSION_CODE dm-extverity-compat; do
 	! grep -qw -- "$name" "${src[@]}" || has "$name" include/linux/blkdev.h ||
 		has "$name" include/linux/workqueue.h || has "$name" include/linux/slab.h ||

@@ -85,4 +85,15 @@ static inline void dm_bufio_prefetch_with_ioprio(struct dm_bufio_client *c,
 }
 #endif
 
+/*
+ * 6.9 added workqueues whose work runs in softirq context, system_bh_wq
+ * among them.  6.1 has tasklets instead, which a rename cannot reach: there,
+ * try_verify_in_tasklet's attempts that cannot run where the read completed
+ * (hard interrupt context) run in the system's high-priority workqueue,
+ * still without sleeping (docs/table.md).
+ */
+#ifndef EXTVERITY_HAVE_SYSTEM_BH_WQ
+#define system_bh_wq	system_highpri_wq
+#endif
+
 #endif /* DM_EXTVERITY_COMPAT_H */

@@ -427,9 +427,15 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 	}
 	memcpy(v->salt, sb->salt, sizeof(v->salt));
 
+	/*
+	 * With try_verify_in_tasklet, cached hash blocks are looked up in the
+	 * completion context: dm-bufio must then take spinlocks, not mutexes.
+	 */
 	v->bufio = dm_bufio_client_create(v->hash_dev->bdev, p->block_size, 1,
 					  sizeof(struct extverity_buf_aux),
-					  extverity_bufio_alloc, NULL, 0);
+					  extverity_bufio_alloc, NULL,
+					  v->opts & EXTVERITY_OPT_TRY_VERIFY_IN_BH ?
+					  DM_BUFIO_CLIENT_NO_SLEEP : 0);
 	if (IS_ERR(v->bufio)) {
 		err = PTR_ERR(v->bufio);
 		v->bufio = NULL;

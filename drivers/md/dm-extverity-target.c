@@ -45,6 +45,7 @@ static const struct extverity_opt {
 	{ "panic_on_error", EXTVERITY_OPT_PANIC_ON_ERROR,
 	  EXTVERITY_ERROR_MODES },
 	{ "check_at_most_once", EXTVERITY_OPT_CHECK_AT_MOST_ONCE, 0 },
+	{ "try_verify_in_tasklet", EXTVERITY_OPT_TRY_VERIFY_IN_BH, 0 },
 	{ "root_hash_sig_key_desc", EXTVERITY_OPT_ROOT_HASH_SIG, 0, true },
 };
 
@@ -320,7 +321,9 @@ static int extverity_map(struct dm_target *ti, struct bio *bio)
 	io->block = block;
 	io->n_blocks = n_blocks;
 	io->iter = bio->bi_iter;
+	io->done = 0;
 	io->ioprio = bio->bi_ioprio;
+	io->in_bh = false;
 	bio->bi_end_io = extverity_end_io;
 	bio->bi_private = io;
 	extverity_submit_prefetch(v, io->block, io->n_blocks, io->ioprio);
@@ -448,7 +451,7 @@ static void extverity_io_hints(struct dm_target *ti,
 static struct target_type extverity_target = {
 	.name		= EXTVERITY_TARGET_NAME,
 	.features	= DM_TARGET_IMMUTABLE,
-	.version	= {1, 1, 0},
+	.version	= {1, 2, 0},
 	.module		= THIS_MODULE,
 	.ctr		= extverity_ctr,
 	.dtr		= extverity_dtr,

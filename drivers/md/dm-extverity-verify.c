@@ -8,6 +8,11 @@
  * block of a tree is hashed and compared with its leaf digest, which is
  * authenticated up the tree to the root in the (authenticated) tree table.
  *
+ * With try_verify_in_tasklet, the check is first tried where the read
+ * completed (extverity_bh_work()), without sleeping: it goes on in the
+ * worker from the first block that needs a hash block not yet cached, a
+ * re-read, or a report.
+ *
  * Hash blocks are cached by dm-bufio.  As in dm-verity, a LEVELS block that
  * matched its parent digest is flagged in its buffer's aux data, so the
  * common case is one data hash and one memcmp.  Packed top blocks hold the
@@ -17,6 +22,8 @@
  * disk gets a new generation.
  */
 #include <linux/atomic.h>
+#include <linux/interrupt.h>
+#include <linux/ioprio.h>
 #include <linux/kobject.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -140,6 +147,23 @@ static int verify_top(struct extverity_target *v, struct extverity_io *io,
 }
 
 /*
+ * Hash block @hblock, for @io.  In the completion context only from
+ * dm-bufio's cache, and a block being read counts as not cached: reading,
+ * or waiting for a read, sleeps.  -EAGAIN then sends the bio to the worker.
+ */
+static u8 *get_hash_block(struct extverity_target *v, struct extverity_io *io,
+			  u64 hblock, struct dm_buffer **bp)
+{
+	u8 *data;
+
+	if (!io->in_bh)
+		return dm_bufio_read_with_ioprio(v->bufio, hblock, bp,
+						 io->ioprio);
+	data = dm_bufio_get(v->bufio, hblock, bp);
+	return IS_ERR_OR_NULL(data) ? ERR_PTR(-EAGAIN) : data;
+}
+
+/*
  * Find the authenticated leaf digest of leaf @leaf of tree @t and copy it to
  * @want.  As dm-verity does, hold one hash buffer at a time: first look at
  * the level-0 block alone, and if it is not known good, walk from the top
@@ -172,8 +196,7 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 	if (g.num_levels > 1) {
 		extverity_digest_pos(p, &g, tree->top, tree->levels, 0, leaf,
 				     &hblock, &offset);
-		data = dm_bufio_read_with_ioprio(v->bufio, hblock, &b,
-						 io->ioprio);
+		data = get_hash_block(v, io, hblock, &b);
 		if (IS_ERR(data))
 			return PTR_ERR(data);
 		if (((struct extverity_buf_aux *)dm_bufio_get_aux_data(b))->verified) {
@@ -190,8 +213,7 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 
 		extverity_digest_pos(p, &g, tree->top, tree->levels, level,
 				     index, &hblock, &offset);
-		data = dm_bufio_read_with_ioprio(v->bufio, hblock, &b,
-						 io->ioprio);
+		data = get_hash_block(v, io, hblock, &b);
 		if (IS_ERR(data))
 			return PTR_ERR(data);
 		aux = dm_bufio_get_aux_data(b);
@@ -490,7 +512,9 @@ static noinline int recheck_block(struct extverity_target *v,
 
 /*
  * Verify data block @block, the next block of the bio at @iter.  On a
- * failure other than corruption, @what says what failed, for the log.
+ * failure other than corruption, @what says what failed, for the log.  In
+ * the completion context any failure is -EAGAIN: the worker checks the
+ * block again and rechecks, reports or logs it.
  */
 static int verify_block(struct extverity_target *v, struct extverity_io *io,
 			struct bio *bio, struct bvec_iter *iter,
@@ -503,6 +527,8 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 	int err;
 
 	err = leaf_digest(v, io, e->tree, leaf, want);
+	if (err && io->in_bh)
+		return -EAGAIN;
 	if (err == -EBADMSG) {
 		bio_advance_iter(bio, iter, v->p.block_size);
 		return handle_corruption(v, e, block, EXTVERITY_HASH_CORRUPT);
@@ -513,11 +539,15 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 	}
 	err = extverity_hash_bio_block(v, extverity_io_desc(io), bio, iter,
 				       real);
+	if (err && io->in_bh)
+		return -EAGAIN;
 	if (err) {
 		*what = "cannot hash it";
 		return err;
 	}
 	if (crypto_memneq(want, real, v->p.digest_size)) {
+		if (io->in_bh)
+			return -EAGAIN;
 		err = recheck_block(v, io, bio, start, block, want);
 		if (err == -EBADMSG)
 			return handle_corruption(v, e, block,
@@ -534,22 +564,23 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 }
 
 /*
- * Verify every block of the bio.  On a failure other than corruption,
- * @failed is the block and @what what failed on it.
+ * Verify the blocks of the bio from @io->done on, advancing @io->done and
+ * @io->iter past each block done with.  On a failure other than corruption,
+ * @failed is the block and @what what failed on it.  A block that returns
+ * -EAGAIN (completion context) is left for the worker, not advanced past.
  */
 static int verify_io(struct extverity_io *io, struct bio *bio, u64 *failed,
 		     const char **what)
 {
 	struct extverity_target *v = io->v;
-	struct bvec_iter iter = io->iter;
 	u64 idx = 0, block;
-	unsigned int i;
 	int err = 0;
 
-	for (i = 0; i < io->n_blocks; i++) {
+	for (; io->done < io->n_blocks; io->done++) {
+		struct bvec_iter iter = io->iter;
 		const struct extverity_ext *e;
 
-		block = io->block + i;
+		block = io->block + io->done;
 		idx = find_extent(v, block, idx);
 		e = &v->ext[idx];
 		/*
@@ -559,17 +590,17 @@ static int verify_io(struct extverity_io *io, struct bio *bio, u64 *failed,
 		if (e->tree == EXTVERITY_TREE_ZERO) {
 			zero_bio_block(v, bio, &iter);
 			this_cpu_inc(v->stats->zero);
-			continue;
-		}
-		if (v->verified_blocks && test_bit(block, v->verified_blocks)) {
+		} else if (v->verified_blocks &&
+			   test_bit(block, v->verified_blocks)) {
 			bio_advance_iter(bio, &iter, v->p.block_size);
-			continue;
+		} else {
+			err = verify_block(v, io, bio, &iter, e, block, what);
+			if (err) {
+				*failed = block;
+				break;
+			}
 		}
-		err = verify_block(v, io, bio, &iter, e, block, what);
-		if (err) {
-			*failed = block;
-			break;
-		}
+		io->iter = iter;
 	}
 	return err;
 }
@@ -619,7 +650,7 @@ static void handle_io_error(struct extverity_target *v, u64 block, u64 last,
 		panic("dm-extverity device has I/O error");
 }
 
-static void extverity_work(struct work_struct *w)
+static noinline void extverity_work(struct work_struct *w)
 {
 	struct extverity_io *io = container_of(w, struct extverity_io, work);
 	struct extverity_target *v = io->v;
@@ -648,41 +679,30 @@ static void extverity_work(struct work_struct *w)
 	finish_io(io, bio, err ? BLK_STS_IOERR : BLK_STS_OK);
 }
 
-/**
- * extverity_end_io() - completion of a read of the data device
- * @bio: the bio, with bi_private pointing at its struct extverity_io
- *
- * Verification hashes and may read hash blocks, so it runs in a worker.  A
- * failed read needs a worker only for restart_on_error / panic_on_error
- * (kernel_restart() sleeps); a failed readahead never triggers them.
- *
- * A bio stays on the CPU that completed it (wq), where its data is
- * cache-hot, unless that CPU already has one queued there or being
- * verified: then it goes to the unbound spread_wq.  The completions of a
- * deep queue tend to arrive on one CPU (one submitter, one hardware queue),
- * and verifying them all there leaves the other CPUs idle.  make bench
- * (2 CPUs) measured random 4 KiB reads at queue depth 16 at 0.76x dm-verity
- * with wq alone; with spread_wq alone, reads at queue depth 1 lost 17 % and
- * the whole-tree read 7 %.
+/*
+ * Queue the bio to the worker.  It stays on the CPU that completed it (wq),
+ * where its data is cache-hot, unless that CPU already has one queued there
+ * or being verified: then it goes to the unbound spread_wq.  The
+ * completions of a deep queue tend to arrive on one CPU (one submitter, one
+ * hardware queue), and verifying them all there leaves the other CPUs idle.
+ * make bench (2 CPUs) measured random 4 KiB reads at queue depth 16 at 0.76x
+ * dm-verity with wq alone; with spread_wq alone, reads at queue depth 1 lost
+ * 17 % and the whole-tree read 7 %.
  *
  * The count is per CPU so that completions on different CPUs share no
  * cache line.  An interrupt between its read and its increment can send
  * two bios to wq: a choice of queue, never a question of correctness.  The
  * worker decrements the count it was put in, whichever CPU it runs on.
  */
-void extverity_end_io(struct bio *bio)
+static void queue_verify(struct extverity_io *io)
 {
-	struct extverity_io *io = bio->bi_private;
 	struct extverity_target *v = io->v;
+	atomic_t __percpu *counts = v->wq_queued;
 	atomic_t *queued;
 
-	if (bio->bi_status &&
-	    (!(v->opts & EXTVERITY_ERROR_MODES) || (bio->bi_opf & REQ_RAHEAD))) {
-		finish_io(io, bio, bio->bi_status);
-		return;
-	}
 	INIT_WORK(&io->work, extverity_work);
-	queued = get_cpu_ptr(v->wq_queued);
+	/* Not v->...: once queued, the bio may end and the table go. */
+	queued = get_cpu_ptr(counts);
 	if (atomic_read(queued)) {
 		io->wq_queued = NULL;
 		queue_work(v->spread_wq, &io->work);
@@ -691,5 +711,82 @@ void extverity_end_io(struct bio *bio)
 		io->wq_queued = queued;
 		queue_work(v->wq, &io->work);
 	}
-	put_cpu_ptr(v->wq_queued);
+	put_cpu_ptr(counts);
+}
+
+/*
+ * try_verify_in_tasklet: the largest read verified in the completion
+ * context, as dm-verity's use_bh_bytes (6.15).  Softirq work delays the
+ * network and timers behind it; a larger read goes to the worker, as does
+ * any read of the idle I/O class.
+ */
+static unsigned int bh_max_bytes = 8192;
+module_param(bh_max_bytes, uint, 0644);
+MODULE_PARM_DESC(bh_max_bytes,
+		 "Largest read verified in the completion context with try_verify_in_tasklet (bytes)");
+
+static bool try_in_bh(struct extverity_io *io)
+{
+	struct extverity_target *v = io->v;
+
+	return (v->opts & EXTVERITY_OPT_TRY_VERIFY_IN_BH) &&
+	       ((u64)io->n_blocks << v->p.log_blocksize) <=
+	       READ_ONCE(bh_max_bytes) &&
+	       IOPRIO_PRIO_CLASS(io->ioprio) != IOPRIO_CLASS_IDLE;
+}
+
+/*
+ * The attempt in the completion context: softirq, or wherever the read
+ * completed if not in hard interrupt context.  Every block whose hash
+ * blocks are cached and good, and whose data matches, is done here; at the
+ * first other one the worker takes over from that block.
+ */
+static noinline void extverity_bh_work(struct work_struct *w)
+{
+	struct extverity_io *io = container_of(w, struct extverity_io, bh_work);
+	struct bio *bio = dm_bio_from_per_bio_data(io,
+						   io->v->ti->per_io_data_size);
+	const char *what = NULL;
+	u64 failed;
+
+	io->in_bh = true;
+	if (verify_io(io, bio, &failed, &what)) {
+		io->in_bh = false;
+		queue_verify(io);
+		return;
+	}
+	finish_io(io, bio, BLK_STS_OK);
+}
+
+/**
+ * extverity_end_io() - completion of a read of the data device
+ * @bio: the bio, with bi_private pointing at its struct extverity_io
+ *
+ * Verification hashes and may read hash blocks, so it runs in a worker
+ * (queue_verify()), or with try_verify_in_tasklet first here
+ * (extverity_bh_work()): at once unless this is hard interrupt context,
+ * where it is queued to system_bh_wq (a softirq on this CPU).  A failed
+ * read needs a worker only for restart_on_error / panic_on_error
+ * (kernel_restart() sleeps); a failed readahead never triggers them.
+ */
+void extverity_end_io(struct bio *bio)
+{
+	struct extverity_io *io = bio->bi_private;
+
+	if (bio->bi_status) {
+		if (!(io->v->opts & EXTVERITY_ERROR_MODES) ||
+		    (bio->bi_opf & REQ_RAHEAD))
+			finish_io(io, bio, bio->bi_status);
+		else
+			queue_verify(io);
+		return;
+	}
+	if (!try_in_bh(io)) {
+		queue_verify(io);
+	} else if (in_hardirq() || irqs_disabled()) {
+		INIT_WORK(&io->bh_work, extverity_bh_work);
+		queue_work(system_bh_wq, &io->bh_work);
+	} else {
+		extverity_bh_work(&io->bh_work);
+	}
 }

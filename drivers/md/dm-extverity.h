@@ -42,6 +42,7 @@
 #define EXTVERITY_OPT_PANIC_ON_ERROR		BIT(4)
 #define EXTVERITY_OPT_CHECK_AT_MOST_ONCE	BIT(5)
 #define EXTVERITY_OPT_ROOT_HASH_SIG		BIT(6)
+#define EXTVERITY_OPT_TRY_VERIFY_IN_BH		BIT(7)
 
 #define EXTVERITY_CORRUPTION_MODES	(EXTVERITY_OPT_IGNORE_CORRUPTION | \
 					 EXTVERITY_OPT_RESTART_ON_CORRUPTION | \
@@ -202,16 +203,25 @@ struct extverity_target {
  *
  * Followed by the shash descriptor used to hash this bio's blocks (its size
  * depends on the algorithm), so the read path never allocates.
+ *
+ * Verification can stop and resume: an attempt in the completion context
+ * (try_verify_in_tasklet) that needs what it may not do there (read the
+ * hash device, recheck or report a block) hands the bio to the worker,
+ * which goes on from @done, the blocks before being verified and counted
+ * once.
  */
 struct extverity_io {
 	struct extverity_target *v;
 	bio_end_io_t *orig_bi_end_io;
-	struct bvec_iter iter;	/* the bio's data, saved before submission */
+	struct bvec_iter iter;	/* the bio's data from block @done on */
 	u64 block;		/* first data block */
 	unsigned int n_blocks;
+	unsigned int done;	/* blocks verified so far */
 	unsigned short ioprio;	/* the bio's, for the hash reads it causes */
+	bool in_bh;		/* in the completion context: may not sleep */
 	atomic_t *wq_queued;	/* the count it is in while on wq, or NULL */
-	struct work_struct work;
+	struct work_struct work;	/* the worker's */
+	struct work_struct bh_work;	/* the attempt queued to system_bh_wq */
 };
 
 static inline struct shash_desc *extverity_io_desc(struct extverity_io *io)
