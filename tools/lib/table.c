@@ -27,6 +27,9 @@ const struct ev_table_opt_info ev_table_opts[EV_NR_TABLE_OPTS] = {
 		"panic-on-error", "panic_on_error", 2 },
 	[EV_OPT_CHECK_AT_MOST_ONCE] = {
 		"check-at-most-once", "check_at_most_once", 0 },
+	/* veritysetup's name for it */
+	[EV_OPT_USE_TASKLETS] = {
+		"use-tasklets", "try_verify_in_tasklet", 0 },
 };
 
 int ev_table_add_opt(unsigned int *flags, enum ev_table_opt opt)

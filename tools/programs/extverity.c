@@ -40,7 +40,7 @@ static const struct ev_command commands[] = {
 	  "    extverity table [--hash-offset=BYTES]\n"
 	  "                    [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                    [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
-	  "                    [--root-hash-signature-key=DESC]\n"
+	  "                    [--use-tasklets] [--root-hash-signature-key=DESC]\n"
 	  "                    DATA_DEV HASH_DEV ROOT_DIGEST\n"
 	  "    extverity table [OPTION...] --root-hash-file=FILE DATA_DEV HASH_DEV\n" },
 	{ "open", ev_cmd_open,
@@ -48,7 +48,7 @@ static const struct ev_command commands[] = {
 	  "    extverity open [--hash-offset=BYTES]\n"
 	  "                   [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                   [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
-	  "                   [--root-hash-signature=FILE] [--json]\n"
+	  "                   [--use-tasklets] [--root-hash-signature=FILE] [--json]\n"
 	  "                   DATA NAME HASH ROOT_DIGEST\n"
 	  "    extverity open [OPTION...] --root-hash-file=FILE DATA NAME HASH\n" },
 	{ "close", ev_cmd_close,
