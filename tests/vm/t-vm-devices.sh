@@ -12,6 +12,13 @@
 #     realtime, and only so, by mq-deadline on a loop device over dm-delay;
 #   - hash read-ahead in clusters: a read of a fresh device reads more of
 #     the hash device with prefetch_cluster at its default than at 0;
+#   - verification in the completion context (try_verify_in_tasklet),
+#     the function tracer counting which function verified each read:
+#     reads whose hash blocks are cached never reach the worker (and run
+#     in softirq context from 6.9 on), the same reads without the option
+#     all do; a read of two blocks whose second needs a hash block still
+#     being read goes on in the worker from that block, each counted once;
+#     a corrupt block still fails, is reported and counted once;
 #   - zero ranges served without I/O: under a data device whose free
 #     blocks fail (dm-error), reads of free blocks, and of data and free
 #     blocks together, return the right bytes and restart_on_error stays
@@ -76,6 +83,16 @@ dd if="$IMG" bs=$BS skip=$((ZSTART + ZCOUNT)) count=2 status=none |
 BIGFILE=$(cd "$w/fx/src" && find . -type f -printf '%s %P\n' | sort -rn | head -n 1 | cut -d' ' -f2-)
 PBLOCK=$(debugfs -R "bmap \"/$BIGFILE\" 5" "$IMG" 2>/dev/null)
 [ -n "$PBLOCK" ] && [ "$PBLOCK" -gt 0 ] || die "no block 5 of /$BIGFILE"
+# Leaves 127 and 128 of that file, the last one under its first level-0
+# hash block and the first under its second (128 SHA-256 digests a block),
+# and the two after: contiguous on disk, so that one read takes two blocks
+# whose hash blocks differ.
+BH_BLOCK=$(debugfs -R "bmap \"/$BIGFILE\" 127" "$IMG" 2>/dev/null)
+for i in 1 2 3; do
+	b=$(debugfs -R "bmap \"/$BIGFILE\" $((127 + i))" "$IMG" 2>/dev/null)
+	[ -n "$BH_BLOCK" ] && [ "$b" = $((BH_BLOCK + i)) ] ||
+		die "blocks 127-130 of /$BIGFILE are not contiguous (${BH_BLOCK:-none}, then $b)"
+done
 # The kernel's manifest tables: 32 bytes an extent (struct extverity_ext),
 # 32 bytes and the 32-byte root digest a tree (extverity_mtree, roots).
 MANIFEST_BYTES=$((EXTENTS * 32 + TREES * (32 + 32)))
@@ -113,6 +130,7 @@ MANIFEST_BYTES=$MANIFEST_BYTES
 BIG_BLOCKS=$BIG_BLOCKS
 BIG_ROOT=$BIG_ROOT
 PBLOCK=$PBLOCK
+BH_BLOCK=$BH_BLOCK
 P
 
 VM_OUTDIR=$w run_vm --name=devices --timeout=600 --ctl="$w/ctl" \

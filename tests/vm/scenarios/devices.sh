@@ -31,6 +31,13 @@
 #@check ioprio-create
 #@check ioprio-hash-reads-take-the-read-class
 #@check prefetch-cluster-reads-around
+#@check bh-create
+#@check bh-split-read-same
+#@check bh-split-goes-on-from-the-block
+#@check bh-warm-reads-not-in-worker
+#@check bh-without-option-in-worker
+#@check bh-corrupt-create
+#@check bh-corrupt-fails-once
 #@check suspend-delay-create
 #@check suspend-no-hash-io-while-suspended
 #@check suspend-readers-read
@@ -48,7 +55,7 @@
 . /ctl/params
 # A parameter the host failed to pass ends the scenario (and fails the boot).
 : "${ROOT:?}" "${BLOCKS:?}" "${ZSTART:?}" "${ZCOUNT:?}" "${MANIFEST_BYTES:?}" \
-	"${BIG_BLOCKS:?}" "${BIG_ROOT:?}" "${PBLOCK:?}"
+	"${BIG_BLOCKS:?}" "${BIG_ROOT:?}" "${PBLOCK:?}" "${BH_BLOCK:?}"
 
 if ! ext_insmod >/tmp/insmod.out 2>&1; then
 	gfail insmod "$(cat /tmp/insmod.out)"
@@ -280,6 +287,134 @@ if [ "${pc_default:-0}" -gt 0 ] && [ "${sectors_none:-0}" -gt 0 ] &&
 else
 	gfail prefetch-cluster-reads-around "default ${pc_default:-none}: ${sectors_none:-?} sectors with 0, ${sectors_cluster:-?} with the default ($(cat /tmp/ev.out 2>/dev/null))"
 fi
+
+# --- verification in the completion context ----------------------------------
+# try_verify_in_tasklet: a read whose hash blocks are cached is verified
+# where it completed (extverity_bh_work(); softirq context since 6.9, whose
+# system_bh_wq takes the completions of hard interrupts), never by the
+# worker (extverity_work()).  A block that needs a hash block still being
+# read sends the rest of the read to the worker, which goes on from that
+# block.  The function tracer counts the calls of both.  BH_BLOCK and the
+# next three blocks are leaves 127-130 of one file: 127 under its first
+# level-0 hash block, 128-130 under its second.  Without read-ahead
+# clusters and over a slow hash device (500 ms), each hash block is read
+# when first needed and is still in flight when the data is back.
+T=/sys/kernel/tracing
+mount -t tracefs nodev $T 2>/dev/null
+# traced CMD...: run CMD with the two functions traced; sets BHN (calls of
+# extverity_bh_work), BHS (those in softirq context) and WKN (extverity_work).
+traced() {
+	: >$T/trace
+	echo 1 >$T/tracing_on
+	"$@"
+	echo 0 >$T/tracing_on
+	set -- $(awk '
+		/^#/ { next }
+		{ for (i = 1; i < NF; i++) if ($i ~ /^\[[0-9]+\]$/) { fl = $(i + 1); break } }
+		/ extverity_bh_work/ { b++; if (substr(fl, 3, 1) == "s") s++ }
+		/ extverity_work/ { w++ }
+		END { print b + 0, s + 0, w + 0 }' $T/trace)
+	BHN=$1 BHS=$2 WKN=$3
+}
+# blocks DEV FIRST N: read N blocks from FIRST in one read.
+blocks() { dd if="$1" of=/tmp/blocks bs=$(($3 * BS)) count=1 skip=$(($2 * BS)) iflag=direct,skip_bytes 2>/dev/null; }
+# singles DEV FIRST N: read N blocks from FIRST one read each, backwards.
+singles() {
+	_i=$3
+	while [ "$_i" -gt 0 ]; do
+		_i=$((_i - 1))
+		dd if="$1" of=/dev/null bs=$BS count=1 skip=$(($2 + _i)) iflag=direct 2>/dev/null || return
+	done
+}
+verified() { dmsetup status "$1" | awk '{ print $5 }'; }
+have_bh_wq=0
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "$kmin" -ge 9 ]; }; then
+	have_bh_wq=1
+fi
+echo 0 >$pc
+if echo 'extverity_bh_work extverity_work' >$T/set_ftrace_filter 2>/tmp/bh.out &&
+	echo function >$T/current_tracer && echo 0 >$T/tracing_on &&
+	echo "0 $hlen delay /dev/vdc 0 500" | dmsetup create --noudevsync --readonly hd 2>>/tmp/bh.out &&
+	dmsetup mknodes hd && ev evb /dev/vdb /dev/mapper/hd 0 "1 try_verify_in_tasklet" &&
+	dmsetup table evb | grep -q ' 1 try_verify_in_tasklet$'; then
+	gpass bh-create
+	# Leaf 127 alone: the worker reads its hash blocks.  Then 127 and 128
+	# in one read: 127 verified where the read completed, 128 in the worker.
+	dd if=/dev/mapper/evb of=/dev/null bs=$BS count=1 skip="$BH_BLOCK" iflag=direct 2>/dev/null
+	v0=$(verified evb)
+	traced blocks /dev/mapper/evb "$BH_BLOCK" 2
+	v1=$(verified evb)
+	got=$(md5sum </tmp/blocks | cut -d' ' -f1)
+	ref=$(dd if=/dev/mapper/ref bs=$BS count=2 skip="$BH_BLOCK" iflag=direct 2>/dev/null | md5sum | cut -d' ' -f1)
+	echo "devices: bh: kernel $kv; split read: bh_work $BHN ($BHS in softirq), work $WKN, verified +$((v1 - v0))"
+	if [ "$got" = "$ref" ]; then gpass bh-split-read-same; else gfail bh-split-read-same "md5 $got, want $ref"; fi
+	if [ "$BHN" = 1 ] && [ "$WKN" = 1 ] && [ $((v1 - v0)) = 2 ]; then
+		gpass bh-split-goes-on-from-the-block
+	else
+		gfail bh-split-goes-on-from-the-block "bh_work $BHN, work $WKN, verified +$((v1 - v0)); want 1, 1, +2"
+	fi
+	# Leaves 112-127, their hash blocks cached: not one in the worker.
+	v0=$(verified evb)
+	traced singles /dev/mapper/evb $((BH_BLOCK - 15)) 16
+	v1=$(verified evb)
+	echo "devices: bh: 16 cached reads: bh_work $BHN ($BHS in softirq), work $WKN, verified +$((v1 - v0))"
+	if [ "$BHN" = 16 ] && [ "$WKN" = 0 ] && [ $((v1 - v0)) = 16 ] &&
+		{ [ $have_bh_wq = 0 ] || [ "$BHS" = 16 ]; }; then
+		gpass bh-warm-reads-not-in-worker
+	else
+		gfail bh-warm-reads-not-in-worker "bh_work $BHN ($BHS in softirq, want 16 since 6.9), work $WKN, verified +$((v1 - v0)); want 16, 0, +16"
+	fi
+	# The same reads of the reference device (no option, its cache warm).
+	singles /dev/mapper/ref $((BH_BLOCK - 15)) 16
+	traced singles /dev/mapper/ref $((BH_BLOCK - 15)) 16
+	echo "devices: bh: the same without the option: bh_work $BHN, work $WKN"
+	if [ "$BHN" = 0 ] && [ "$WKN" = 16 ]; then
+		gpass bh-without-option-in-worker
+	else
+		gfail bh-without-option-in-worker "bh_work $BHN, work $WKN; want 0, 16"
+	fi
+	dmsetup remove evb
+else
+	gfail bh-create "$(cat /tmp/bh.out /tmp/ev.out 2>/dev/null | tr '\n' ' ')"
+fi
+# Leaf 129 holds leaf 130's bytes (a linear table swaps them in): with its
+# hash blocks cached (leaf 130 read first), the attempt where the read
+# completed finds the mismatch and leaves it to the worker, which reads
+# the block again, reports it and fails the read.
+cb=$((BH_BLOCK + 2))
+if printf '0 %s linear /dev/vdb 0\n%s %s linear /dev/vdb %s\n%s %s linear /dev/vdb %s\n' \
+		$((cb * spb)) $((cb * spb)) $spb $(((cb + 1) * spb)) \
+		$(((cb + 1) * spb)) $((len - (cb + 1) * spb)) $(((cb + 1) * spb)) |
+		dmsetup create --noudevsync --readonly swapped 2>/tmp/bh.out &&
+	dmsetup mknodes swapped && ev evx /dev/mapper/swapped /dev/mapper/hd 0 "1 try_verify_in_tasklet"; then
+	gpass bh-corrupt-create
+	dd if=/dev/mapper/evx of=/dev/null bs=$BS count=1 skip=$((cb + 1)) iflag=direct 2>/dev/null
+	dmesg_mark
+	read_cb() {
+		if dd if=/dev/mapper/evx of=/dev/null bs=$BS count=1 skip="$cb" iflag=direct 2>/dev/null; then
+			echo read >/tmp/cb.rc
+		else
+			echo failed >/tmp/cb.rc
+		fi
+	}
+	traced read_cb
+	st=$(dmsetup status evx | awk '{ print $4, $6 }')
+	rep=$(dmesg_new | grep -c "data block $cb: corrupted, file inode [0-9]* byte offset $((129 * BS))")
+	echo "devices: bh: corrupt block: bh_work $BHN, work $WKN; the read $(cat /tmp/cb.rc); status $st; reports $rep"
+	if [ "$BHN" = 1 ] && [ "$WKN" = 1 ] && [ "$(cat /tmp/cb.rc)" = failed ] &&
+		[ "$st" = "C 1" ] && [ "$rep" = 1 ]; then
+		gpass bh-corrupt-fails-once
+	else
+		gfail bh-corrupt-fails-once "bh_work $BHN, work $WKN (want 1, 1); the read $(cat /tmp/cb.rc) (want failed); status '$st' (want 'C 1'); reports $rep (want 1)"
+	fi
+	dmsetup remove evx
+else
+	gfail bh-corrupt-create "$(cat /tmp/bh.out /tmp/ev.out 2>/dev/null | tr '\n' ' ')"
+fi
+dmsetup remove swapped 2>/dev/null
+dmsetup remove hd 2>/dev/null
+echo nop >$T/current_tracer 2>/dev/null
+echo "$pc_default" >$pc 2>/dev/null
 
 # --- suspend under reads over a slow hash device ------------------------------
 # A small dm-bufio cache keeps hash blocks going out and coming back in, so
