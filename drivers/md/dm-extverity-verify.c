@@ -736,10 +736,11 @@ static bool try_in_bh(struct extverity_io *io)
 }
 
 /*
- * The attempt in the completion context: softirq, or wherever the read
- * completed if not in hard interrupt context.  Every block whose hash
- * blocks are cached and good, and whose data matches, is done here; at the
- * first other one the worker takes over from that block.
+ * The attempt in the completion context: where the read completed, or in
+ * system_bh_wq when that was hard interrupt context.  Never sleeps.
+ * Every block whose hash blocks are cached and good, and whose data
+ * matches, is done here; at the first other one the worker takes over from
+ * that block.
  */
 static noinline void extverity_bh_work(struct work_struct *w)
 {
@@ -765,7 +766,7 @@ static noinline void extverity_bh_work(struct work_struct *w)
  * Verification hashes and may read hash blocks, so it runs in a worker
  * (queue_verify()), or with try_verify_in_tasklet first here
  * (extverity_bh_work()): at once unless this is hard interrupt context,
- * where it is queued to system_bh_wq (a softirq on this CPU).  A failed
+ * where it is queued to system_bh_wq instead.  A failed
  * read needs a worker only for restart_on_error / panic_on_error
  * (kernel_restart() sleeps); a failed readahead never triggers them.
  */
