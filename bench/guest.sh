@@ -5,7 +5,8 @@
 # Guest half of `make bench` (bench/run.sh): the same data disk through
 # linear (raw), verity, verity with try_verify_in_tasklet (verity-bh:
 # verification in the completion context when the hash blocks are cached;
-# a BH workqueue since 6.9, a tasklet before) and extverity.  /dev/vdb is
+# a BH workqueue since 6.9, a tasklet before) and extverity, without and
+# with its own try_verify_in_tasklet (extverity-bh).  /dev/vdb is
 # the reference image,
 # /dev/vdc its veritysetup hash device, /dev/vdd its extverity hash area.
 # /ctl/params: BLOCKS, VROOT, VSALT, EROOT, FILE_BYTES, RUNTIME, ROUNDS.
@@ -23,6 +24,7 @@ table() {
 	verity) echo "0 $LEN verity 1 /dev/vdb /dev/vdc 4096 4096 $BLOCKS 1 sha256 $VROOT $VSALT" ;;
 	verity-bh) echo "0 $LEN verity 1 /dev/vdb /dev/vdc 4096 4096 $BLOCKS 1 sha256 $VROOT $VSALT 1 try_verify_in_tasklet" ;;
 	extverity) extverity table /dev/vdb /dev/vdd "$EROOT" ;;
+	extverity-bh) extverity table --use-tasklets /dev/vdb /dev/vdd "$EROOT" ;;
 	esac
 }
 # fresh KIND: the device "b" re-created over KIND, every cache dropped.
@@ -50,7 +52,7 @@ fio_run() {
 uname -r >/results/kernel.txt
 r=1
 while [ $r -le "$ROUNDS" ]; do
-	for kind in raw verity verity-bh extverity; do
+	for kind in raw verity verity-bh extverity extverity-bh; do
 		o=/results/$kind
 		echo "== round $r: $kind"
 		fresh $kind || { gfail "$kind-create" "$(table $kind)"; continue; }
@@ -80,7 +82,7 @@ while [ $r -le "$ROUNDS" ]; do
 		echo "status: $(dmsetup status b)"
 		case $kind in
 		verity | verity-bh) dmsetup status b | grep -q ' V' || gfail "$kind-status" "$(dmsetup status b)" ;;
-		extverity) dmsetup status b | grep -q ' V ' || gfail "$kind-status" "$(dmsetup status b)" ;;
+		extverity | extverity-bh) dmsetup status b | grep -q ' V ' || gfail "$kind-status" "$(dmsetup status b)" ;;
 		esac
 		dmsetup remove --noudevsync b
 	done

@@ -112,8 +112,8 @@ FILE_BYTES=$FILE_BYTES
 RUNTIME=$BENCH_RUNTIME
 ROUNDS=$BENCH_ROUNDS
 P
-echo "bench: booting the guest ($BENCH_ROUNDS rounds x 4 devices)"
-VM_MEM=2048 VM_OUTDIR=$w run_vm --name=bench --timeout=$((600 + BENCH_ROUNDS * 4 * (4 * BENCH_RUNTIME + 120))) \
+echo "bench: booting the guest ($BENCH_ROUNDS rounds x 5 devices)"
+VM_MEM=2048 VM_OUTDIR=$w run_vm --name=bench --timeout=$((600 + BENCH_ROUNDS * 5 * (4 * BENCH_RUNTIME + 120))) \
 	--ctl="$w/ctl" bench/guest.sh "$IMG:ro" "$w/vhash:ro" "$w/ehash:ro" || {
 	echo "bench: the guest run failed: $(cat "$w/boot-bench/outcome"); see $w/boot-bench/console.log" >&2
 	cat "$w/boot-bench/problems" >&2 2>/dev/null || true
