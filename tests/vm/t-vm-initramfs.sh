@@ -10,10 +10,11 @@
 # busybox, dmsetup and tests/vm/initramfs-root-init.sh as /sbin/init.
 # Three boots:
 #
-#   good   data disk given as UUID=, option check_at_most_once: init runs
-#          from the dm device "vroot" (read-only, target extverity with
-#          the digest and option given, over vda and vdb), the initramfs
-#          did not fsck it, every file reads back
+#   good   data disk given as UUID=, options check_at_most_once and
+#          try_verify_in_tasklet: init runs from the dm device "vroot"
+#          (read-only, target extverity with the digest and options given,
+#          over vda and vdb), the initramfs did not fsck it, every file
+#          reads back
 #   bad    one block of /victim damaged (default eio mode): reading it
 #          fails with EIO, the kernel's report names its inode and byte
 #          offset, the rest reads
@@ -141,9 +142,9 @@ opened() {
 report_re='device-mapper: extverity: .*data block [0-9]+: .*file inode '"$ino"' byte offset '$((victim_blk * 4096))
 
 if want good; then
-	boot good poweroff good "$w/image" "$w/hash" "UUID=$uuid,/dev/vdb,$root,check_at_most_once" \
+	boot good poweroff good "$w/image" "$w/hash" "UUID=$uuid,/dev/vdb,$root,check_at_most_once,try_verify_in_tasklet" \
 		all-files-read
-	opened good ', options --check-at-most-once' ' 1 check_at_most_once'
+	opened good ', options --check-at-most-once --use-tasklets' ' 2 check_at_most_once try_verify_in_tasklet'
 	if grep -q "all-files-read ($nfiles files)" "$w/boot-good/console.log"; then
 		pass "initramfs/good/all-$nfiles-files"
 	else

@@ -16,7 +16,7 @@
 # ROOT_DIGEST: hex, or '-' for /etc/extverity/vroot.roothash with its
 # signature /etc/extverity/vroot.roothash.p7s.  OPTIONs: eio (the
 # default), ignore_corruption, restart_on_corruption, panic_on_corruption,
-# restart_on_error, panic_on_error, check_at_most_once, hash_offset=BYTES.
+# restart_on_error, panic_on_error, check_at_most_once, try_verify_in_tasklet, hash_offset=BYTES.
 # shellcheck shell=dash disable=SC1091
 
 check=
@@ -58,6 +58,7 @@ for o in "$@"; do
 		restart_on_error | panic_on_error | check_at_most_once)
 		opts="$opts --$(echo "$o" | tr _ -)"
 		;;
+	try_verify_in_tasklet) opts="$opts --use-tasklets" ;;
 	hash_offset=*[!0-9]* | hash_offset=) bad "bad option '$o'" ;;
 	hash_offset=*) opts="$opts --hash-offset=${o#hash_offset=}" ;;
 	*) bad "unknown option '$o'" ;;
