@@ -81,8 +81,9 @@ else
 	skip "no-device-mapper cases: this host has device-mapper"
 fi
 # The table line open builds is the one table prints (same code).
-line=$("$E" table --check-at-most-once --ignore-corruption "$img" "$W/h" "$root")
-want="0 $(($(stat -c %s "$img") / 512)) extverity 1 $img $W/h 0 sha256 $root 2 ignore_corruption check_at_most_once"
+# --use-tasklets is veritysetup's name for try_verify_in_tasklet.
+line=$("$E" table --use-tasklets --check-at-most-once --ignore-corruption "$img" "$W/h" "$root")
+want="0 $(($(stat -c %s "$img") / 512)) extverity 1 $img $W/h 0 sha256 $root 3 ignore_corruption check_at_most_once try_verify_in_tasklet"
 if [ "$line" = "$want" ]; then pass "table line with options"
 else fail "table line: '$line', want '$want'"; fi
 finish
