@@ -356,6 +356,24 @@ out:
 	return err;
 }
 
+/* The dm-bufio client of the hash area, in @v->bufio. */
+static int create_hash_client(struct extverity_target *v, unsigned int flags,
+			      char **error)
+{
+	struct dm_bufio_client *c;
+
+	c = dm_bufio_client_create(v->hash_dev->bdev, v->p.block_size, 1,
+				   sizeof(struct extverity_buf_aux),
+				   extverity_bufio_alloc, NULL, flags);
+	if (IS_ERR(c)) {
+		*error = "Cannot initialize dm-bufio";
+		return PTR_ERR(c);
+	}
+	dm_bufio_set_sector_offset(c, v->hash_start);
+	v->bufio = c;
+	return 0;
+}
+
 /**
  * extverity_load_manifest() - authenticate and load the hash area's manifest
  * @v: the target, with devices, @v->hash_start, @v->root and @v->tfm set
@@ -427,22 +445,9 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 	}
 	memcpy(v->salt, sb->salt, sizeof(v->salt));
 
-	/*
-	 * With try_verify_in_tasklet, cached hash blocks are looked up in the
-	 * completion context: dm-bufio must then take spinlocks, not mutexes.
-	 */
-	v->bufio = dm_bufio_client_create(v->hash_dev->bdev, p->block_size, 1,
-					  sizeof(struct extverity_buf_aux),
-					  extverity_bufio_alloc, NULL,
-					  v->opts & EXTVERITY_OPT_TRY_VERIFY_IN_BH ?
-					  DM_BUFIO_CLIENT_NO_SLEEP : 0);
-	if (IS_ERR(v->bufio)) {
-		err = PTR_ERR(v->bufio);
-		v->bufio = NULL;
-		*error = "Cannot initialize dm-bufio";
+	err = create_hash_client(v, 0, error);
+	if (err)
 		goto out;
-	}
-	dm_bufio_set_sector_offset(v->bufio, v->hash_start);
 	if (dm_bufio_get_device_size(v->bufio) < p->hash_blocks) {
 		*error = "Hash device is smaller than the hash area";
 		err = -EINVAL;
@@ -455,6 +460,21 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 		err = load_inodes(v, sb, error);
 	if (err)
 		goto out;
+	/*
+	 * With try_verify_in_tasklet, cached hash blocks are looked up in the
+	 * completion context: dm-bufio must then take spinlocks, not mutexes
+	 * (DM_BUFIO_CLIENT_NO_SLEEP).  Such a client's destruction does not
+	 * wait for reads in flight, which a load that failed half-way leaves
+	 * behind (read_section() reads ahead): the manifest is read through a
+	 * client that sleeps, replaced here; its destruction waits.
+	 */
+	if (v->opts & EXTVERITY_OPT_TRY_VERIFY_IN_BH) {
+		dm_bufio_client_destroy(v->bufio);
+		v->bufio = NULL;
+		err = create_hash_client(v, DM_BUFIO_CLIENT_NO_SLEEP, error);
+		if (err)
+			goto out;
+	}
 
 	v->data_bufio = dm_bufio_client_create(v->data_dev->bdev,
 					       p->block_size, 1, 0, NULL, NULL,

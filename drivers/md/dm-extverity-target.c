@@ -336,7 +336,9 @@ static int extverity_map(struct dm_target *ti, struct bio *bio)
  * table swap or the devices' removal may follow.  Flushing the workqueues
  * ends verification and prefetch requests, but dm_bufio_prefetch() only
  * submits its reads: the reset waits for them and empties the caches
- * (dm-verity does the same).  The verified flags and top generations go
+ * (dm-verity does the same).  A NO_SLEEP client's reset does not wait
+ * (try_verify_in_tasklet): there the prefetch request itself waits for its
+ * reads, so the flush does.  The verified flags and top generations go
  * with the buffers: after resume, hash blocks are read and checked again.
  */
 static void extverity_postsuspend(struct dm_target *ti)

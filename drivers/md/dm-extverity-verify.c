@@ -303,9 +303,30 @@ static void widen_to_cluster(const struct extverity_params *p,
 	*last = min(*last | (cluster - 1), end);
 }
 
-/* Prefetch, level by level, the hash blocks of leaves @first..@last of @t. */
+/*
+ * Wait for hash blocks @block..@block + @n - 1, read ahead just before.  A
+ * NO_SLEEP dm-bufio client (try_verify_in_tasklet) neither resets nor is
+ * destroyed with reads in flight: it leaks, then frees, buffers whose reads
+ * are still under way.  Waiting here makes extverity_postsuspend()'s flush
+ * of the queue wait for the reads too.
+ */
+static void wait_for_hash_blocks(struct extverity_target *v, u64 block,
+				 u64 n, unsigned short ioprio)
+{
+	struct dm_buffer *b;
+
+	for (; n; block++, n--)
+		if (!IS_ERR(dm_bufio_read_with_ioprio(v->bufio, block, &b,
+						      ioprio)))
+			dm_bufio_release(b);
+}
+
+/*
+ * Prefetch, level by level, the hash blocks of leaves @first..@last of @t;
+ * with @wait, wait for those reads instead.
+ */
 static void prefetch_tree(struct extverity_target *v, u32 t, u64 first,
-			  u64 last, unsigned short ioprio)
+			  u64 last, unsigned short ioprio, bool wait)
 {
 	const struct extverity_params *p = &v->p;
 	const struct extverity_mtree *tree = &v->trees[t];
@@ -328,16 +349,18 @@ static void prefetch_tree(struct extverity_target *v, u32 t, u64 first,
 		widen_to_cluster(p, top ? EXTVERITY_SECT_TOPS :
 				 EXTVERITY_SECT_LEVELS, &hfirst, &hlast);
 		n = hlast - hfirst + 1;
-		dm_bufio_prefetch_with_ioprio(v->bufio, hfirst, n, ioprio);
+		if (wait)
+			wait_for_hash_blocks(v, hfirst, n, ioprio);
+		else
+			dm_bufio_prefetch_with_ioprio(v->bufio, hfirst, n,
+						      ioprio);
 		done_first = hfirst;
 		done_last = hlast;
 	}
 }
 
-static void prefetch_work(struct work_struct *w)
+static void prefetch_blocks(struct extverity_prefetch *pw, bool wait)
 {
-	struct extverity_prefetch *pw =
-		container_of(w, struct extverity_prefetch, work);
 	struct extverity_target *v = pw->v;
 	u64 block = pw->block, end = pw->block + pw->n_blocks, idx = 0;
 
@@ -351,9 +374,19 @@ static void prefetch_work(struct work_struct *w)
 		if (e->tree != EXTVERITY_TREE_ZERO)
 			prefetch_tree(v, e->tree, e->leaf + (block - e->start),
 				      e->leaf + (stop - 1 - e->start),
-				      pw->ioprio);
+				      pw->ioprio, wait);
 		block = stop;
 	}
+}
+
+static void prefetch_work(struct work_struct *w)
+{
+	struct extverity_prefetch *pw =
+		container_of(w, struct extverity_prefetch, work);
+
+	prefetch_blocks(pw, false);
+	if (pw->v->opts & EXTVERITY_OPT_TRY_VERIFY_IN_BH)
+		prefetch_blocks(pw, true);
 	kfree(pw);
 }
 

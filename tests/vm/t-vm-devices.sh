@@ -27,7 +27,9 @@
 #     small dm-bufio cache: once `dmsetup suspend` returns, no read of the
 #     hash device is in flight or starts, and no read returns a wrong byte;
 #     and, deterministically, the prefetch of a read that failed on the data
-#     device (so nothing waited for it) is over when suspend returns;
+#     device (so nothing waited for it) is over when suspend returns,
+#     without and with try_verify_in_tasklet (dm-bufio's NO_SLEEP client
+#     does not wait for reads when emptied: no "leaked buffer");
 #   - check_at_most_once refused past INT_MAX blocks (a 2 TiB dm-zero
 #     device of 1 KiB blocks, its hash area written here), the same table
 #     without it loads and reads zeros;
