@@ -75,6 +75,18 @@ check_err() {
 	fi
 }
 
+# flip FILE BYTE_OFFSET...: xor each byte with 0xff, so that it changes
+# whatever it held (writing a fixed byte leaves it as it was, 1 time in 256
+# on random data).
+flip() {
+	python3 - "$@" <<'PY'
+import sys
+with open(sys.argv[1], 'r+b') as f:
+    for o in map(int, sys.argv[2:]):
+        f.seek(o); b = f.read(1); f.seek(o); f.write(bytes([b[0] ^ 0xff]))
+PY
+}
+
 # Finish a script: non-zero when any case failed.
 finish() {
 	exit "${_test_failed:-0}"

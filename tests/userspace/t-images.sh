@@ -31,15 +31,6 @@ gen() {
 		2>/dev/null | head -c "$2"
 }
 
-# flip FILE BYTE_OFFSET: xor one byte with 0xff.
-flip() {
-	local b
-	b=$(od -An -tu1 -j "$2" -N 1 "$1")
-	# shellcheck disable=SC2059 # the format is the byte
-	printf "\\$(printf %03o $((b ^ 255)))" |
-		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
-
 # put IMG BYTE_OFFSET SEED LEN: write LEN seeded non-zero bytes into IMG.
 put() {
 	gen "$3" "$4" | tr '\0' '\1' | dd of="$1" bs=64k seek="$2" \

@@ -7,16 +7,6 @@
 W=$WORKDIR
 E=$EXTVERITY
 
-# flip FILE BYTE_OFFSET...: xor each byte with 0xff.
-flip() {
-	python3 - "$@" <<'PY'
-import sys
-with open(sys.argv[1], 'r+b') as f:
-    for o in map(int, sys.argv[2:]):
-        f.seek(o); b = f.read(1); f.seek(o); f.write(bytes([b[0] ^ 0xff]))
-PY
-}
-
 # jcheck NAME FILE PYTHON: FILE parses as strict JSON into j, then PYTHON
 # (statements; raise or assert to fail) runs with j, raw (the bytes) and
 # argv (the rest of the arguments).

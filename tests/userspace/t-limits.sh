@@ -118,14 +118,14 @@ mkfs "$W/links" "$W/links.img"
 root=$(root_of "$W/fmt")
 blk=$(debugfs -R "bmap /z/two-levels 3" "$W/links.img" 2>/dev/null)
 cp "$W/links.img" "$W/bad.img"
-printf 'X' | dd of="$W/bad.img" bs=1 seek=$((blk * 4096 + 7)) conv=notrunc status=none
+flip "$W/bad.img" $((blk * 4096 + 7))
 check_err "a damaged data block names the first of three paths" 2 \
 	"corrupted: file /a/f20.link \(inode [0-9]+\) at offset 12288 \(data block $blk\)" \
 	"$EXTVERITY" verify "$W/bad.img" "$W/links.hash" "$root"
 python3 "$TOPDIR/tests/userspace/evread.py" "$W/links.hash" "$root" sections >"$W/sec"
 read -r _ _ _ _ lev < <(awk '$1 == "TREE" && $3 == 600000' "$W/sec")
 cp "$W/links.hash" "$W/bad.hash"
-printf 'X' | dd of="$W/bad.hash" bs=1 seek=$((lev * 4096 + 64)) conv=notrunc status=none
+flip "$W/bad.hash" $((lev * 4096 + 64))
 check_err "a damaged hash tree level names the first of three paths" 2 \
 	"corrupted: hash tree of /a/f20.link \(inode [0-9]+\) level 0" \
 	"$EXTVERITY" verify "$W/links.img" "$W/bad.hash" "$root"

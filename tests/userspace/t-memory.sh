@@ -81,16 +81,6 @@ check_exit "verify of the appended area within the limit" 0 \
 	"$W/app" "$root"
 rm -f "$W/app"
 
-# flip FILE OFFSET: invert one byte.
-flip() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-with open(sys.argv[1], 'r+b') as f:
-    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2]))
-    f.write(bytes([b[0] ^ 0xff]))
-PY
-}
-
 # Damage is still found and named when trees are read a chunk at a time.
 # /big: 2^21 data blocks, level 0 of 16384 blocks after a level 1 of 128;
 # the leaves of the data at 4 GiB are in level-0 block 8192.

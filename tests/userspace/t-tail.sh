@@ -17,12 +17,6 @@ last=129
 poke() {
 	printf '%b' "\\x$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
-# flip FILE OFFSET: xor one byte with 0xff.
-flip() {
-	python3 -c 'import sys
-f = open(sys.argv[1], "r+b"); o = int(sys.argv[2]); f.seek(o)
-b = f.read(1)[0]; f.seek(o); f.write(bytes([b ^ 0xff]))' "$1" "$2"
-}
 blk=$(debugfs -R "bmap $file $last" "$img" 2>/dev/null | tr -d ' ')
 if ! [ "$blk" -gt 0 ] 2>/dev/null; then
 	fail "no block $last of $file in the image (debugfs said '$blk')"

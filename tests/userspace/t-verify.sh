@@ -66,15 +66,6 @@ else
 	fail "re-read hash block: cannot build the shim"
 fi
 
-# flip FILE BYTE_OFFSET: xor one byte with 0xff.
-flip() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-with open(sys.argv[1], 'r+b') as f:
-    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2]))
-    f.write(bytes([b[0] ^ 0xff]))
-PY
-}
 # first_block PATH: physical block of a file's logical block 0, via debugfs
 # (bmap, since `blocks` also lists extent tree blocks).
 first_block() {

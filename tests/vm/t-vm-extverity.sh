@@ -61,13 +61,6 @@ manifest "$SRC" >"$w/ctl/src.sha256"
 
 dfs() { debugfs -R "$1" "$IMG" 2>/dev/null; }
 inode_of() { dfs "stat $1" | sed -n 's/^Inode: *\([0-9]*\).*/\1/p'; }
-# flip FILE BYTE_OFFSET: invert one byte in place.
-flip() {
-	local b
-	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-	printf "\\$(printf %o $((b ^ 0xff)))" |
-		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 
 # Files with content found once (a shared tree would hide which file is hit).
 uniq_files=$(sort "$w/ctl/src.sha256" | awk '{print $1}' | uniq -u)

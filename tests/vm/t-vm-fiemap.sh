@@ -35,14 +35,6 @@ rm -rf "$w"
 mkdir -p "$w/ctl" "$w/mnt"
 fsimg_src "$w/src"
 
-# flip FILE OFFSET: invert one byte.
-flip() {
-	local b
-	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-	printf '%b' "\\0$(printf %o $((b ^ 0xff)))" |
-		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
-
 disks=()
 letters=(b c d e f g h i j k l m n o p)
 : >"$w/ctl/plan"
