@@ -72,8 +72,8 @@ check "no hash file left after refusal" test ! -e "$W/rh"
 root=$(root_of "$W/f")
 check_exit "raw: verify" 0 "$EXTVERITY" verify "$W/raw" "$W/rh" "$root"
 cp "$W/raw" "$W/rc"
-printf '\x00' | dd of="$W/rc" bs=1 seek=$((4096 * 250 + 9)) conv=notrunc status=none
-cmp -s "$W/raw" "$W/rc" || check_err "raw: changed byte caught" 2 "corrupted: " \
+flip "$W/rc" $((4096 * 250 + 9))
+check_err "raw: changed byte caught" 2 "corrupted: " \
 	"$EXTVERITY" verify "$W/rc" "$W/rh" "$root"
 
 # table line.

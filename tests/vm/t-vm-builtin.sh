@@ -92,7 +92,7 @@ cp "$w/image" "$w/image.bad"
 pblk=$(debugfs -R "bmap /victim $victim_blk" "$w/image" 2>/dev/null)
 ino=$(debugfs -R "stat /victim" "$w/image" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
 [ -n "$pblk" ] && [ -n "$ino" ] || { fail "builtin: debugfs found no /victim"; finish; }
-printf '\xa5' | dd of="$w/image.bad" bs=1 seek=$((pblk * 4096 + 123)) conv=notrunc status=none
+flip "$w/image.bad" $((pblk * 4096 + 123))
 cmp -s "$w/image" "$w/image.bad" && { fail "builtin: image.bad not damaged"; finish; }
 # sb: a byte of the superblock (its uuid field, which nothing else checks).
 cp "$w/hash" "$w/hash.sb"

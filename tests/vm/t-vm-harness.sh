@@ -37,7 +37,7 @@ if want harness; then
 	cp "$w/image" "$w/image.bad"
 	# Flip a byte inside a.bin's first block.
 	blk=$(debugfs -R "bmap /a.bin 0" "$w/image" 2>/dev/null)
-	printf '\xff' | dd of="$w/image.bad" bs=1 seek=$((blk * 4096 + 10)) conv=notrunc status=none
+	flip "$w/image.bad" $((blk * 4096 + 10))
 	cat >"$w/ctl/params" <<-P
 	ROOT=$root
 	DATA_BLOCKS=$(($(stat -c %s "$w/image") / 4096))
