@@ -374,12 +374,16 @@ probes=$(total probes $all)
 eio=$(total eio $all)
 wrong=$(total wrong $all)
 other=$(total other $all)
-hogs=$(sed -n 's/^H mib=//p' $S/hog.out 2>/dev/null | sort -n | tail -n 1)
+hogs=$(sed -n 's/^H mib=\([0-9]*\).*/\1/p' $S/hog.out 2>/dev/null | sort -n | tail -n 1)
+# The longest the hog took to fill one 8 MiB piece (page faults).
+hogms=$(sed -n 's/^H .*slowest-piece-ms=\([0-9]*\).*/\1/p' $S/hog.out 2>/dev/null |
+	sort -n | tail -n 1)
 echo "stress: $((t1 - t0)) s; passes:$passes_line"
 echo "stress: $mib MiB read and checked; eio=$eio wrong=$wrong other=$other;" \
 	"gone=$gone (opens while a device was away, $probes probes);" \
 	"mount-busy=$(total busy $all) (mounts while frozen)"
-echo "stress: $(cat $S/chaos 2>/dev/null) $(cat $S/pressure 2>/dev/null) largest-hog=${hogs:-0}MiB"
+echo "stress: $(cat $S/chaos 2>/dev/null) $(cat $S/pressure 2>/dev/null) largest-hog=${hogs:-0}MiB" \
+	"slowest-hog-piece=${hogms:-0}ms"
 if [ "$eio" -eq 0 ] && [ "$wrong" -eq 0 ] && [ "$other" -eq 0 ]; then
 	gpass no-data-errors
 else
