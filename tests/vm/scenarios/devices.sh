@@ -35,6 +35,8 @@
 #@check bh-split-read-same
 #@check bh-split-goes-on-from-the-block
 #@check bh-warm-reads-not-in-worker
+#@check bh-large-read-in-worker
+#@check bh-idle-read-in-worker
 #@check bh-without-option-in-worker
 #@check bh-corrupt-create
 #@check bh-corrupt-fails-once
@@ -364,6 +366,25 @@ if echo 'extverity_bh_work extverity_work' >$T/set_ftrace_filter 2>/tmp/bh.out &
 		gpass bh-warm-reads-not-in-worker
 	else
 		gfail bh-warm-reads-not-in-worker "bh_work $BHN ($BHS in softirq, want 16 since 6.9), work $WKN, verified +$((v1 - v0)); want 16, 0, +16"
+	fi
+	# The limits: one read of the same 16 blocks (64 KiB, over
+	# bh_max_bytes), and one block read at the idle I/O class, both go to
+	# the worker at once, their hash blocks cached or not.
+	v0=$(verified evb)
+	traced blocks /dev/mapper/evb $((BH_BLOCK - 15)) 16
+	v1=$(verified evb)
+	echo "devices: bh: one read of 16 cached blocks: bh_work $BHN, work $WKN, verified +$((v1 - v0))"
+	if [ "$BHN" = 0 ] && [ "$WKN" = 1 ] && [ $((v1 - v0)) = 16 ]; then
+		gpass bh-large-read-in-worker
+	else
+		gfail bh-large-read-in-worker "bh_work $BHN, work $WKN, verified +$((v1 - v0)); want 0, 1, +16"
+	fi
+	traced ionice -c 3 dd if=/dev/mapper/evb of=/dev/null bs=$BS count=1 skip="$BH_BLOCK" iflag=direct 2>/dev/null
+	echo "devices: bh: one cached block at the idle class: bh_work $BHN, work $WKN"
+	if [ "$BHN" = 0 ] && [ "$WKN" = 1 ]; then
+		gpass bh-idle-read-in-worker
+	else
+		gfail bh-idle-read-in-worker "bh_work $BHN, work $WKN; want 0, 1"
 	fi
 	# The same reads of the reference device (no option, its cache warm).
 	singles /dev/mapper/ref $((BH_BLOCK - 15)) 16
