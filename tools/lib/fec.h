@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reed-Solomon parity in dm-verity's FEC layout (issue 19): the same codes
+ * and the same interleaving, so that the kernel's decode_rs8() with
+ * init_rs(8, 0x11d, 0, 1, roots) corrects what this encodes, and so that
+ * the parity of a plain dm-verity pair is byte for byte veritysetup's.
+ *
+ * The covered area is the concatenation of the inputs, zero-padded to
+ * whole blocks.  Each codeword of RS(255, 255 - roots) takes one byte, at
+ * the same offset, from 255 - roots blocks spread over the whole area:
+ * with rounds = ceil(blocks / (255 - roots)), codeword b of round n takes
+ * byte b of blocks n, n + rounds, n + 2 * rounds, ...  A burst of bad
+ * blocks thus costs each codeword at most a byte or so.  Blocks past the
+ * area read as zeros.  The parity holds, for each round and then each
+ * byte offset, the codeword's roots parity bytes: rounds * block_size *
+ * roots bytes in all.
+ */
+#ifndef EXTVERITY_FEC_H
+#define EXTVERITY_FEC_H
+
+#include <stddef.h>
+#include "extverity_compat.h"
+
+/* Symbols per codeword (GF(2^8)). */
+#define EV_FEC_RSM		255U
+/* Parity bytes per codeword: veritysetup's and dm-verity's limits. */
+#define EV_FEC_MIN_ROOTS	2U
+#define EV_FEC_MAX_ROOTS	24U
+
+/* One part of the covered area: @len bytes of @fd from byte @start. */
+struct ev_fec_input {
+	int fd;
+	u64 start;
+	u64 len;
+};
+
+/*
+ * Rounds for an area of @area_bytes, or 0 when @roots or @block_size is
+ * out of range or the area is empty.
+ */
+u64 ev_fec_rounds(u64 area_bytes, unsigned int block_size,
+		  unsigned int roots);
+
+/**
+ * ev_fec_encode() - compute and write the parity of an area
+ * @in: the inputs, in area order
+ * @n_in: how many
+ * @block_size: block size in bytes, a power of two from 512 to 65536
+ * @roots: parity bytes per codeword, EV_FEC_MIN_ROOTS..EV_FEC_MAX_ROOTS
+ * @out: where the parity goes
+ * @out_start: its first byte in @out
+ * @threads: threads to use, at least 1
+ * @why: set to what failed, on error
+ *
+ * Memory: (1 + @roots) * 8 blocks per thread, whatever the area's size.
+ *
+ * Return: 0, or a negative errno with @why set; @out may then hold part
+ * of the parity.
+ */
+int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
+		  unsigned int block_size, unsigned int roots, int out,
+		  u64 out_start, unsigned int threads, const char **why);
+
+#endif /* EXTVERITY_FEC_H */
