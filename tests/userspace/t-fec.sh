@@ -5,7 +5,8 @@
 # and span several of the encoder's batches, 1 and 4 threads.  veritysetup
 # covers the data and then its hash device from the block after its
 # superblock.  Out-of-range parameters and a short input are refused with
-# what is wrong.
+# what is wrong.  Then correction with veritysetup's parity, up to what the
+# roots can correct and one past it.
 . "$TOPDIR/tests/userspace/common.sh"
 W=$WORKDIR
 enc=$W/fec-encode
@@ -47,6 +48,80 @@ same roots-24 4096 24 $((5 * 1048576 + 3 * 4096))
 # 3584 blocks and a 4-block hash area: 15 rounds of 253, two batches.
 same batches 4096 2 $((14 * 1048576))
 same bs-1024-roots-7 1024 7 $((3 * 1048576 + 5 * 1024))
+
+# Correction (ev_fec_correct_block) with veritysetup's parity: a block of
+# garbage is one bad byte in each of its codewords, which 2 roots correct;
+# two in one round (blocks X and X + rounds) are not.  24 roots correct 12
+# blocks of one round, not 13.
+# wreck FILE BLOCK...: random bytes over each 4 KiB block.
+wreck() {
+	python3 - "$@" <<'PY'
+import os, sys
+with open(sys.argv[1], 'r+b') as f:
+    for b in map(int, sys.argv[2:]):
+        f.seek(b * 4096); f.write(os.urandom(4096))
+PY
+}
+# fixed NAME ROOTS BLOCK: block BLOCK of the area comes back as it was.
+fixed() {
+	local name=$1 roots=$2 block=$3 got
+	if ! got=$("$enc" -c 4096 "$roots" "$W/fec$roots" "$block" "$W/blk" \
+		"$W/bad" "$W/hash$roots@4096" 2>&1); then
+		fail "$name: $got"
+	elif ! cmp -s "$W/blk" "$W/good.$block"; then
+		fail "$name: block $block corrected into other bytes ($got)"
+	else
+		pass "$name ($got)"
+	fi
+}
+head -c $((6 * 1048576)) /dev/urandom >"$W/data"
+for r in 2 24; do
+	rm -f "$W/hash$r" "$W/fec$r"
+	veritysetup format --fec-device="$W/fec$r" --fec-roots=$r \
+		"$W/data" "$W/hash$r" >/dev/null
+done
+# 1536 data blocks and 13 hash blocks (12 after the superblock): 7 rounds
+# with 2 roots (253 a codeword), 7 with 24 (231).
+hblocks=$(($(stat -c %s "$W/hash2") / 4096 - 1))
+rounds2=$(((1536 + hblocks + 252) / 253))
+rounds24=$(((1536 + $(stat -c %s "$W/hash24") / 4096 - 1 + 230) / 231))
+cat "$W/data" "$W/hash2" >"$W/good"
+cp "$W/data" "$W/bad"
+for b in 5 $((5 + rounds2)) 1537; do
+	dd if="$W/good" of="$W/good.$b" bs=4096 skip=$b count=1 2>/dev/null
+done
+fixed unchanged-block 2 5
+wreck "$W/bad" 5
+fixed data-block-2-roots 2 5
+# Block 1537 of the area is the hash device's second block after its
+# superblock: the tree is covered too.
+cp "$W/hash2" "$W/hash2.keep"
+python3 - "$W/hash2" <<'PY'
+import os, sys
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(2 * 4096); f.write(os.urandom(4096))
+PY
+dd if="$W/hash2.keep" of="$W/good.1537" bs=4096 skip=2 count=1 2>/dev/null
+fixed hash-block-2-roots 2 1537
+cp "$W/hash2.keep" "$W/hash2"
+wreck "$W/bad" $((5 + rounds2))
+check_err two-in-a-round-2-roots 1 'too many errors to correct' \
+	"$enc" -c 4096 2 "$W/fec2" 5 "$W/blk" "$W/bad" "$W/hash2@4096"
+cp "$W/data" "$W/bad"
+twelve=$(for k in $(seq 0 11); do echo $((3 + k * rounds24)); done)
+# shellcheck disable=SC2086
+wreck "$W/bad" $twelve
+dd if="$W/data" of="$W/good.$((3 + 11 * rounds24))" bs=4096 \
+	skip=$((3 + 11 * rounds24)) count=1 2>/dev/null
+fixed twelve-in-a-round-24-roots 24 $((3 + 11 * rounds24))
+wreck "$W/bad" $((3 + 12 * rounds24))
+check_err thirteen-in-a-round-24-roots 1 'too many errors to correct' \
+	"$enc" -c 4096 24 "$W/fec24" 3 "$W/blk" "$W/bad" "$W/hash24@4096"
+check_err block-past-the-area 1 'past the area FEC covers' \
+	"$enc" -c 4096 2 "$W/fec2" $((1536 + hblocks)) "$W/blk" "$W/data" "$W/hash2@4096"
+head -c 100 "$W/fec2" >"$W/fec2.short"
+check_err parity-short 1 'the FEC parity ends early' \
+	"$enc" -c 4096 2 "$W/fec2.short" 5 "$W/blk" "$W/data" "$W/hash2@4096"
 
 head -c 65536 /dev/urandom >"$W/small"
 check_err roots-1-refused 1 'FEC roots or block size out of range' \

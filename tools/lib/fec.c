@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reed-Solomon parity in dm-verity's FEC layout; see fec.h.
+ * Reed-Solomon parity in dm-verity's FEC layout, and its decoding; see
+ * fec.h.
  *
  * The code: GF(2^8) modulo x^8 + x^4 + x^3 + x^2 + 1 (0x11d), generator
  * g(x) = (x - a^0)(x - a^1)...(x - a^(roots - 1)) with a = 2, systematic:
@@ -48,6 +49,12 @@ static u8 gf_mul(u8 a, u8 b)
 	return a && b ? gf_exp[gf_log[a] + gf_log[b]] : 0;
 }
 
+/* a / b, b nonzero */
+static u8 gf_div(u8 a, u8 b)
+{
+	return a ? gf_exp[gf_log[a] + EV_FEC_RSM - gf_log[b]] : 0;
+}
+
 struct fec_encoder {
 	const struct ev_fec_input *in;
 	size_t n_in;
@@ -91,6 +98,25 @@ static void fec_fail(struct fec_encoder *e, int err, const char *why)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Read @len bytes at @off: 0, -EIO if the file ends first, or -errno. */
+static int pread_all(int fd, u8 *buf, size_t len, u64 off)
+{
+	while (len) {
+		ssize_t r = pread(fd, buf, len, off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			return -EIO;
+		buf += r;
+		off += r;
+		len -= r;
+	}
+	return 0;
+}
+
 /* Read @len bytes of the area from @off; past its end, zeros. */
 static int read_area(struct fec_encoder *e, u64 off, u8 *buf, size_t len)
 {
@@ -100,7 +126,7 @@ static int read_area(struct fec_encoder *e, u64 off, u8 *buf, size_t len)
 	while (len) {
 		const struct ev_fec_input *in;
 		size_t n;
-		ssize_t r;
+		int err;
 
 		if (off >= e->area) {
 			memset(buf, 0, len);
@@ -112,20 +138,16 @@ static int read_area(struct fec_encoder *e, u64 off, u8 *buf, size_t len)
 		n = len;
 		if (n > base + in->len - off)
 			n = base + in->len - off;
-		r = pread(in->fd, buf, n, in->start + (off - base));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			fec_fail(e, -errno, "cannot read the area FEC covers");
+		err = pread_all(in->fd, buf, n, in->start + (off - base));
+		if (err) {
+			fec_fail(e, err, err == -EIO ?
+				 "the area FEC covers ends early" :
+				 "cannot read the area FEC covers");
 			return -1;
 		}
-		if (!r) {
-			fec_fail(e, -EIO, "the area FEC covers ends early");
-			return -1;
-		}
-		buf += r;
-		off += r;
-		len -= r;
+		buf += n;
+		off += n;
+		len -= n;
 	}
 	return 0;
 }
@@ -288,5 +310,174 @@ int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
 	pthread_mutex_destroy(&e->lock);
 	free(tid);
 	free(e);
+	return err;
+}
+
+/*
+ * Decoding, errors only, of one codeword: EV_FEC_RSM symbols, the message
+ * then the parity, received as r(x) with symbol 0 the coefficient of x^254.
+ * The syndromes S_i = r(a^i) find the error locator L(x) by
+ * Berlekamp-Massey; its roots (Chien search) are the inverses of the error
+ * locations X = a^(254 - j), and Forney's formula gives each error's value,
+ * X * W(1/X) / L'(1/X) with W(x) = S(x) L(x) mod x^roots (first root a^0).
+ */
+static int fec_decode(u8 *cw, unsigned int roots)
+{
+	u8 s[EV_FEC_MAX_ROOTS], lambda[EV_FEC_MAX_ROOTS + 1] = { 1 };
+	u8 prev[EV_FEC_MAX_ROOTS + 1] = { 1 }, tmp[EV_FEC_MAX_ROOTS + 1];
+	u8 omega[EV_FEC_MAX_ROOTS], last = 1, any = 0;
+	unsigned int i, j, k, len = 0, shift = 1, found = 0;
+	unsigned int where[EV_FEC_MAX_ROOTS / 2];
+	u8 what[EV_FEC_MAX_ROOTS / 2];
+
+	for (i = 0; i < roots; i++) {
+		u8 v = 0;
+
+		for (j = 0; j < EV_FEC_RSM; j++)
+			v = gf_mul(v, gf_exp[i]) ^ cw[j];
+		s[i] = v;
+		any |= v;
+	}
+	if (!any)
+		return 0;
+
+	for (k = 0; k < roots; k++) {
+		u8 d = s[k], c;
+
+		for (i = 1; i <= len; i++)
+			d ^= gf_mul(lambda[i], s[k - i]);
+		if (!d) {
+			shift++;
+			continue;
+		}
+		memcpy(tmp, lambda, sizeof(tmp));
+		c = gf_div(d, last);
+		for (i = 0; i + shift <= roots; i++)
+			lambda[i + shift] ^= gf_mul(c, prev[i]);
+		if (2 * len <= k) {
+			len = k + 1 - len;
+			memcpy(prev, tmp, sizeof(prev));
+			last = d;
+			shift = 1;
+		} else {
+			shift++;
+		}
+	}
+	if (2 * len > roots)
+		return -1;
+
+	for (i = 0; i < roots; i++) {
+		omega[i] = 0;
+		for (k = 0; k <= i && k <= len; k++)
+			omega[i] ^= gf_mul(s[i - k], lambda[k]);
+	}
+	for (j = 0; j < EV_FEC_RSM; j++) {
+		/* 1/X for the symbol j: X = a^(254 - j) */
+		u8 xinv = gf_exp[(j + 1) % EV_FEC_RSM], p = 1;
+		u8 l = 0, dl = 0, w = 0;
+
+		for (i = 0; i <= len; i++, p = gf_mul(p, xinv)) {
+			l ^= gf_mul(lambda[i], p);
+			/* L'(x): the odd terms, one power lower */
+			if (i & 1)
+				dl ^= gf_mul(lambda[i], gf_div(p, xinv));
+		}
+		if (l)
+			continue;
+		if (found == len || !dl)
+			return -1;
+		for (i = 0, p = 1; i < roots; i++, p = gf_mul(p, xinv))
+			w ^= gf_mul(omega[i], p);
+		where[found] = j;
+		what[found++] = gf_mul(gf_exp[EV_FEC_RSM - 1 - j],
+				       gf_div(w, dl));
+	}
+	/* A locator whose roots are not all distinct positions: too many errors. */
+	if (found != len)
+		return -1;
+	for (i = 0; i < found; i++)
+		cw[where[i]] ^= what[i];
+	return found;
+}
+
+int ev_fec_correct_block(const struct ev_fec_input *in, size_t n_in,
+			 unsigned int block_size, unsigned int roots,
+			 int parity, u64 parity_start, u64 block, u8 *out,
+			 unsigned int *fixed, const char **why)
+{
+	struct fec_encoder e = { .in = in, .n_in = n_in };
+	u8 *rows = NULL, *par = NULL, cw[EV_FEC_RSM];
+	u64 round, blocks;
+	unsigned int i, b, pos;
+	size_t n;
+	int err = 0;
+
+	for (n = 0; n < n_in; n++) {
+		if (in[n].len > EV_FEC_MAX_AREA - e.area) {
+			*why = "the area FEC covers is too large";
+			return -EFBIG;
+		}
+		e.area += in[n].len;
+	}
+	e.rounds = ev_fec_rounds(e.area, block_size, roots);
+	if (!e.rounds) {
+		*why = !e.area ? "the area FEC covers is empty" :
+		       "FEC roots or block size out of range";
+		return -EINVAL;
+	}
+	blocks = (e.area + block_size - 1) / block_size;
+	if (block >= blocks) {
+		*why = "the block is past the area FEC covers";
+		return -EINVAL;
+	}
+	pthread_once(&gf_once, gf_init);
+	pthread_mutex_init(&e.lock, NULL);
+	e.block_size = block_size;
+	e.roots = roots;
+	e.rsn = EV_FEC_RSM - roots;
+	round = block % e.rounds;
+	pos = block / e.rounds;
+	rows = malloc((size_t)e.rsn * block_size);
+	par = malloc((size_t)block_size * roots);
+	if (!rows || !par) {
+		err = -ENOMEM;
+		*why = "out of memory";
+		goto out;
+	}
+	for (i = 0; i < e.rsn; i++)
+		if (read_area(&e, (round + (u64)i * e.rounds) * block_size,
+			      rows + (size_t)i * block_size, block_size))
+			goto failed;
+	err = pread_all(parity, par, (size_t)block_size * roots,
+			parity_start + round * block_size * roots);
+	if (err) {
+		*why = err == -EIO ? "the FEC parity ends early" :
+		       "cannot read the FEC parity";
+		goto out;
+	}
+	*fixed = 0;
+	for (b = 0; b < block_size; b++) {
+		int r;
+
+		for (i = 0; i < e.rsn; i++)
+			cw[i] = rows[(size_t)i * block_size + b];
+		memcpy(cw + e.rsn, par + (size_t)b * roots, roots);
+		r = fec_decode(cw, roots);
+		if (r < 0) {
+			err = -EBADMSG;
+			*why = "too many errors to correct";
+			goto out;
+		}
+		*fixed += r;
+		out[b] = cw[pos];
+	}
+	goto out;
+failed:
+	err = e.err;
+	*why = e.why;
+out:
+	pthread_mutex_destroy(&e.lock);
+	free(rows);
+	free(par);
 	return err;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reed-Solomon parity in dm-verity's FEC layout (issue 19): the same codes
+ * Reed-Solomon parity in dm-verity's FEC layout (issue 19), and the
+ * correction of a block with it: the same codes
  * and the same interleaving, so that the kernel's decode_rs8() with
  * init_rs(8, 0x11d, 0, 1, roots) corrects what this encodes, and so that
  * the parity of a plain dm-verity pair is byte for byte veritysetup's.
@@ -60,5 +61,31 @@ u64 ev_fec_rounds(u64 area_bytes, unsigned int block_size,
 int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
 		  unsigned int block_size, unsigned int roots, int out,
 		  u64 out_start, unsigned int threads, const char **why);
+
+/**
+ * ev_fec_correct_block() - one block of the area, corrected with its parity
+ * @in: the inputs, in area order
+ * @n_in: how many
+ * @block_size: block size in bytes
+ * @roots: parity bytes per codeword
+ * @parity: the parity ev_fec_encode() wrote
+ * @parity_start: its first byte in @parity
+ * @block: the block, counted from the start of the area
+ * @out: @block_size bytes: the corrected block
+ * @fixed: set to the symbols corrected in the codewords of @block's round
+ * @why: set to what failed, on error
+ *
+ * Each of the block's codewords is decoded, errors only: up to @roots / 2
+ * bad bytes each, wherever they are in the codeword.  More may be taken
+ * for fewer and "corrected" into another codeword: the caller checks the
+ * result against the block's digest.  Memory: 255 blocks.
+ *
+ * Return: 0, -EBADMSG when a codeword has too many errors, or another
+ * negative errno; @why is set on error.
+ */
+int ev_fec_correct_block(const struct ev_fec_input *in, size_t n_in,
+			 unsigned int block_size, unsigned int roots,
+			 int parity, u64 parity_start, u64 block, u8 *out,
+			 unsigned int *fixed, const char **why);
 
 #endif /* EXTVERITY_FEC_H */
