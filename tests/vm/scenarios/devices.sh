@@ -297,7 +297,7 @@ fi
 # system_bh_wq takes the completions of hard interrupts), never by the
 # worker (extverity_work()).  A block that needs a hash block still being
 # read sends the rest of the read to the worker, which goes on from that
-# block.  The function tracer counts the calls of both.  BH_BLOCK and the
+# block.  Kprobe events count the calls of both.  BH_BLOCK and the
 # next three blocks are leaves 127-130 of one file: 127 under its first
 # level-0 hash block, 128-130 under its second.  Without read-ahead
 # clusters and over a slow hash device (500 ms), each hash block is read
@@ -314,8 +314,8 @@ traced() {
 	set -- $(awk '
 		/^#/ { next }
 		{ for (i = 1; i < NF; i++) if ($i ~ /^\[[0-9]+\]$/) { fl = $(i + 1); break } }
-		/ extverity_bh_work/ { b++; if (substr(fl, 3, 1) == "s") s++ }
-		/ extverity_work/ { w++ }
+		/ evt_bh_work: / { b++; if (substr(fl, 3, 1) == "s") s++ }
+		/ evt_work: / { w++ }
 		END { print b + 0, s + 0, w + 0 }' $T/trace)
 	BHN=$1 BHS=$2 WKN=$3
 }
@@ -335,8 +335,9 @@ if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "$kmin" -ge 9 ]; }; then
 	have_bh_wq=1
 fi
 echo 0 >$pc
-if echo 'extverity_bh_work extverity_work' >$T/set_ftrace_filter 2>/tmp/bh.out &&
-	echo function >$T/current_tracer && echo 0 >$T/tracing_on &&
+if echo 'p:evt_bh_work extverity_bh_work' >>$T/kprobe_events 2>/tmp/bh.out &&
+	echo 'p:evt_work extverity_work' >>$T/kprobe_events 2>>/tmp/bh.out &&
+	echo 0 >$T/tracing_on && echo 1 >$T/events/kprobes/enable 2>>/tmp/bh.out &&
 	echo "0 $hlen delay /dev/vdc 0 500" | dmsetup create --noudevsync --readonly hd 2>>/tmp/bh.out &&
 	dmsetup mknodes hd && ev evb /dev/vdb /dev/mapper/hd 0 "1 try_verify_in_tasklet" &&
 	dmsetup table evb | grep -q ' 1 try_verify_in_tasklet$'; then
@@ -435,7 +436,8 @@ else
 fi
 dmsetup remove swapped 2>/dev/null
 dmsetup remove hd 2>/dev/null
-echo nop >$T/current_tracer 2>/dev/null
+echo 0 >$T/events/kprobes/enable 2>/dev/null
+echo >$T/kprobe_events 2>/dev/null
 echo "$pc_default" >$pc 2>/dev/null
 
 # --- suspend under reads over a slow hash device ------------------------------
