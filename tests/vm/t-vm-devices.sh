@@ -13,7 +13,7 @@
 #   - hash read-ahead in clusters: a read of a fresh device reads more of
 #     the hash device with prefetch_cluster at its default than at 0;
 #   - verification in the completion context (try_verify_in_tasklet),
-#     the function tracer counting which function verified each read:
+#     kprobe events counting which function verified each read:
 #     reads whose hash blocks are cached never reach the worker (and run
 #     in softirq context from 6.9 on), the same reads without the option
 #     all do; a read of two blocks whose second needs a hash block still
