@@ -253,6 +253,40 @@ static void fec_tables(struct fec_encoder *e)
 			e->mul[k][v] = gf_mul(v, g[k]);
 }
 
+/*
+ * Fill in @e's area, its shape and the field tables, from the inputs and
+ * parameters: 0, or a negative errno with @why set.  The lock is left to
+ * the caller.
+ */
+static int fec_setup(struct fec_encoder *e, const struct ev_fec_input *in,
+		     size_t n_in, unsigned int block_size, unsigned int roots,
+		     const char **why)
+{
+	size_t i;
+
+	e->in = in;
+	e->n_in = n_in;
+	e->area = 0;
+	for (i = 0; i < n_in; i++) {
+		if (in[i].len > EV_FEC_MAX_AREA - e->area) {
+			*why = "the area FEC covers is too large";
+			return -EFBIG;
+		}
+		e->area += in[i].len;
+	}
+	e->rounds = ev_fec_rounds(e->area, block_size, roots);
+	if (!e->rounds) {
+		*why = !e->area ? "the area FEC covers is empty" :
+		       "FEC roots or block size out of range";
+		return -EINVAL;
+	}
+	pthread_once(&gf_once, gf_init);
+	e->block_size = block_size;
+	e->roots = roots;
+	e->rsn = EV_FEC_RSM - roots;
+	return 0;
+}
+
 int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
 		  unsigned int block_size, unsigned int roots, int out,
 		  u64 out_start, unsigned int threads, const char **why)
@@ -260,22 +294,8 @@ int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
 	struct fec_encoder *e;
 	pthread_t *tid;
 	unsigned int t, started = 0;
-	u64 area = 0;
-	size_t i;
 	int err;
 
-	for (i = 0; i < n_in; i++) {
-		if (in[i].len > EV_FEC_MAX_AREA - area) {
-			*why = "the area FEC covers is too large";
-			return -EFBIG;
-		}
-		area += in[i].len;
-	}
-	if (!ev_fec_rounds(area, block_size, roots)) {
-		*why = !area ? "the area FEC covers is empty" :
-		       "FEC roots or block size out of range";
-		return -EINVAL;
-	}
 	if (!threads)
 		threads = 1;
 	e = calloc(1, sizeof(*e));
@@ -286,14 +306,12 @@ int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
 		*why = "out of memory";
 		return -ENOMEM;
 	}
-	pthread_once(&gf_once, gf_init);
-	e->in = in;
-	e->n_in = n_in;
-	e->area = area;
-	e->rounds = ev_fec_rounds(area, block_size, roots);
-	e->block_size = block_size;
-	e->roots = roots;
-	e->rsn = EV_FEC_RSM - roots;
+	err = fec_setup(e, in, n_in, block_size, roots, why);
+	if (err) {
+		free(e);
+		free(tid);
+		return err;
+	}
 	e->out = out;
 	e->out_start = out_start;
 	fec_tables(e);
@@ -405,36 +423,20 @@ int ev_fec_correct_block(const struct ev_fec_input *in, size_t n_in,
 			 int parity, u64 parity_start, u64 block, u8 *out,
 			 unsigned int *fixed, const char **why)
 {
-	struct fec_encoder e = { .in = in, .n_in = n_in };
+	struct fec_encoder e = { 0 };
 	u8 *rows = NULL, *par = NULL, cw[EV_FEC_RSM];
-	u64 round, blocks;
+	u64 round;
 	unsigned int i, b, pos;
-	size_t n;
-	int err = 0;
+	int err;
 
-	for (n = 0; n < n_in; n++) {
-		if (in[n].len > EV_FEC_MAX_AREA - e.area) {
-			*why = "the area FEC covers is too large";
-			return -EFBIG;
-		}
-		e.area += in[n].len;
-	}
-	e.rounds = ev_fec_rounds(e.area, block_size, roots);
-	if (!e.rounds) {
-		*why = !e.area ? "the area FEC covers is empty" :
-		       "FEC roots or block size out of range";
-		return -EINVAL;
-	}
-	blocks = (e.area + block_size - 1) / block_size;
-	if (block >= blocks) {
+	err = fec_setup(&e, in, n_in, block_size, roots, why);
+	if (err)
+		return err;
+	if (block >= (e.area + block_size - 1) / block_size) {
 		*why = "the block is past the area FEC covers";
 		return -EINVAL;
 	}
-	pthread_once(&gf_once, gf_init);
 	pthread_mutex_init(&e.lock, NULL);
-	e.block_size = block_size;
-	e.roots = roots;
-	e.rsn = EV_FEC_RSM - roots;
 	round = block % e.rounds;
 	pos = block / e.rounds;
 	rows = malloc((size_t)e.rsn * block_size);
