@@ -82,8 +82,26 @@ static u32 section_entry_size(const struct extverity_params *p,
 		return p->tree_entry_size;
 	case EXTVERITY_SECT_INODES:
 		return sizeof(struct extverity_inode);
+	case EXTVERITY_SECT_FEC:
+		return sizeof(struct extverity_fec);
 	}
 	return 0;
+}
+
+/*
+ * Whether slot @id is read: the sections up to LEVELS always, the compat
+ * ones when their flag says they are there.  Slot 7 is never read.
+ */
+static bool section_present(const struct extverity_params *p,
+			    unsigned int id)
+{
+	if (id <= EXTVERITY_SECT_LEVELS)
+		return true;
+	if (id == EXTVERITY_SECT_INODES)
+		return p->compat_flags & EXTVERITY_COMPAT_INODE_INDEX;
+	if (id == EXTVERITY_SECT_FEC)
+		return p->compat_flags & EXTVERITY_COMPAT_FEC;
+	return false;
 }
 
 static int parse_section(const struct extverity_superblock *sb,
@@ -183,15 +201,15 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 	}
 	/*
 	 * Slots past LEVELS are for compatible growth: read only when their
-	 * compat flag says they are there (the INODES section follows LEVELS),
-	 * else ignored, as readers older than the flag ignore them.
+	 * compat flag says they are there (INODES and FEC follow LEVELS, in
+	 * that order), else ignored, as readers older than the flag ignore
+	 * them.
 	 */
 	p->compat_flags = le32_to_cpu(sb->compat_flags) &
 			  EXTVERITY_COMPAT_KNOWN;
-	for (id = 0; id <= EXTVERITY_SECT_INODES; id++) {
-		if (id == EXTVERITY_SECT_INODES &&
-		    !(p->compat_flags & EXTVERITY_COMPAT_INODE_INDEX))
-			break;
+	for (id = 0; id < EXTVERITY_NR_SECTIONS; id++) {
+		if (!section_present(p, id))
+			continue;
 		err = parse_section(sb, p, id, &next_free, why);
 		if (err)
 			return err;
@@ -209,6 +227,11 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 	/* Every entry names a file tree, and no file holds two entries. */
 	if (p->sect[EXTVERITY_SECT_INODES].nr_entries >= EXTVERITY_TREE_ZERO) {
 		*why = "inode count out of range";
+		return -EINVAL;
+	}
+	if ((p->compat_flags & EXTVERITY_COMPAT_FEC) &&
+	    p->sect[EXTVERITY_SECT_FEC].nr_entries != 1) {
+		*why = "FEC section does not hold one record";
 		return -EINVAL;
 	}
 	return 0;
@@ -400,6 +423,53 @@ int extverity_check_inode(const struct extverity_inode *e, u64 prev_inode,
 	}
 	if (e->__reserved) {
 		*why = "inode index entry has reserved bits set";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * extverity_check_fec() - validate the FEC record and derive its geometry
+ * @p: the parsed superblock
+ * @f: the record of the FEC section, authenticated by its digest
+ * @g: filled in on success
+ * @why: set to a static description of the first problem found
+ *
+ * The parity must cover exactly the data and the hash area, so that every
+ * block the target reads can be corrected and no block is decoded against
+ * a code of another length; and it must fit the largest device the format
+ * allows, so that no parity offset overflows.
+ *
+ * Return: 0, or -EINVAL with @why set.
+ */
+int extverity_check_fec(const struct extverity_params *p,
+			const struct extverity_fec *f,
+			struct extverity_fec_geometry *g, const char **why)
+{
+	static const u8 zero[sizeof(f->__reserved)];
+
+	if (f->roots < EXTVERITY_FEC_MIN_ROOTS ||
+	    f->roots > EXTVERITY_FEC_MAX_ROOTS) {
+		*why = "FEC roots out of range (2 to 24)";
+		return -EINVAL;
+	}
+	if (memcmp(f->__reserved, zero, sizeof(zero))) {
+		*why = "FEC record has reserved bytes set";
+		return -EINVAL;
+	}
+	g->roots = f->roots;
+	g->rsn = EXTVERITY_FEC_RSM - f->roots;
+	g->blocks = le64_to_cpu(f->blocks);
+	if (g->blocks != p->data_blocks + p->hash_blocks) {
+		*why = "FEC does not cover exactly the data and the hash area";
+		return -EINVAL;
+	}
+	g->rounds = div_u64(g->blocks + g->rsn - 1, g->rsn);
+	g->parity_blocks = g->rounds * g->roots;
+	g->start = le64_to_cpu(f->start);
+	if (g->start > EXTVERITY_MAX_DATA_BLOCKS ||
+	    g->parity_blocks > EXTVERITY_MAX_DATA_BLOCKS - g->start) {
+		*why = "FEC parity lies past the largest device";
 		return -EINVAL;
 	}
 	return 0;

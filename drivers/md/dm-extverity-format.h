@@ -14,6 +14,7 @@
 #ifdef __KERNEL__
 #include <linux/bits.h>
 #include <linux/errno.h>
+#include <linux/math64.h>
 #include <linux/string.h>
 #include <linux/types.h>
 #include <asm/byteorder.h>
@@ -38,7 +39,8 @@
  * @tree_entry_size: bytes of one struct extverity_tree record
  * @compat_flags: the EXTVERITY_COMPAT_* features present, of those known
  * @sect: per section: first block, number of blocks and entries (all zero
- *	for INODES unless EXTVERITY_COMPAT_INODE_INDEX is set)
+ *	for INODES unless EXTVERITY_COMPAT_INODE_INDEX is set, for FEC unless
+ *	EXTVERITY_COMPAT_FEC is)
  */
 struct extverity_params {
 	u8 hash_algorithm;
@@ -78,6 +80,25 @@ struct extverity_geometry {
 };
 
 /**
+ * struct extverity_fec_geometry - the FEC record, validated, in CPU order
+ * @start: first parity block on the FEC device
+ * @blocks: blocks covered: the data blocks, then the hash area's
+ * @rounds: ceil(@blocks / @rsn): the codewords of one byte offset of a
+ *	block, and the stride between the blocks of one codeword
+ * @parity_blocks: blocks of parity, @rounds * @roots
+ * @roots: parity bytes per codeword
+ * @rsn: data bytes per codeword, 255 - @roots
+ */
+struct extverity_fec_geometry {
+	u64 start;
+	u64 blocks;
+	u64 rounds;
+	u64 parity_blocks;
+	u32 roots;
+	u32 rsn;
+};
+
+/**
  * struct extverity_tree_cursor - how far the trees checked so far reach
  * @tops_end: byte just past the last top checked, in the hash area
  * @levels_end: block just past the last LEVELS range checked
@@ -114,6 +135,9 @@ int extverity_check_extent(const struct extverity_params *p,
 			   u64 nr_trees, u64 tree_blocks, const char **why);
 int extverity_check_inode(const struct extverity_inode *e, u64 prev_inode,
 			  u64 nr_trees, const char **why);
+int extverity_check_fec(const struct extverity_params *p,
+			const struct extverity_fec *f,
+			struct extverity_fec_geometry *g, const char **why);
 void extverity_fsverity_descriptor(const struct extverity_params *p,
 				   const u8 *salt, u64 data_size,
 				   const u8 *root,

@@ -5,8 +5,9 @@
  * dump, verify and table commands themselves on the same bytes.
  *
  * The input is the hash area.  Before use the harness writes the right
- * digests of the EXTENTS, TREES, FILES and INODES sections into the superblock and
- * passes the superblock's own hash as the root digest: a forger cannot do
+ * digests of the EXTENTS, TREES, FILES, INODES and FEC sections into the
+ * superblock and passes the superblock's own hash as the root digest: a
+ * forger cannot do
  * that, but a signed manifest from a buggy or hostile `format` can, and it
  * is what the validators are for.  Without it the fuzzer would never get
  * past the digests.

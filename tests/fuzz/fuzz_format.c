@@ -5,10 +5,11 @@
  * tree records, then extent records up to the first refused one, then
  * inode index entries to the end of the input.  Whatever they accept must
  * be safe to use as the kernel uses it: sections inside the hash area and
- * apart (the INODES section only when its compat flag is set), every
+ * apart (INODES and FEC only when their compat flags are set), every
  * digest of every accepted tree inside its section, every accepted extent
  * inside the data device and its tree, every accepted inode entry sorted
- * and naming a file's tree.
+ * and naming a file's tree; and the FEC record (from the superblock's
+ * reserved bytes) a code over exactly the data and the area.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -23,8 +24,7 @@ static void check_params(const struct extverity_superblock *sb,
 {
 	bool index = le32_to_cpu(sb->compat_flags) &
 		     EXTVERITY_COMPAT_INODE_INDEX;
-	unsigned int last = index ? EXTVERITY_SECT_INODES :
-			    EXTVERITY_SECT_LEVELS;
+	bool fec = le32_to_cpu(sb->compat_flags) & EXTVERITY_COMPAT_FEC;
 	u64 next = 1;
 	unsigned int id;
 
@@ -57,9 +57,19 @@ static void check_params(const struct extverity_superblock *sb,
 			     !p->sect[EXTVERITY_SECT_INODES].nr_blocks &&
 			     !p->sect[EXTVERITY_SECT_INODES].nr_entries),
 		   "INODES section read without its flag");
-	for (id = 0; id <= last; id++) {
+	FUZZ_CHECK(fec || (!p->sect[EXTVERITY_SECT_FEC].start_block &&
+			   !p->sect[EXTVERITY_SECT_FEC].nr_blocks &&
+			   !p->sect[EXTVERITY_SECT_FEC].nr_entries),
+		   "FEC section read without its flag");
+	FUZZ_CHECK(!p->sect[7].start_block && !p->sect[7].nr_blocks &&
+		   !p->sect[7].nr_entries, "slot 7 read");
+	for (id = 0; id <= EXTVERITY_SECT_FEC; id++) {
 		u64 start = p->sect[id].start_block, n = p->sect[id].nr_blocks;
 		u64 e = p->sect[id].nr_entries;
+
+		if ((id == EXTVERITY_SECT_INODES && !index) ||
+		    (id == EXTVERITY_SECT_FEC && !fec))
+			continue;
 
 		FUZZ_CHECK(start == le64_to_cpu(sb->sections[id].start_block) &&
 			   n == le64_to_cpu(sb->sections[id].nr_blocks) &&
@@ -102,6 +112,12 @@ static void check_params(const struct extverity_superblock *sb,
 			   "INODES: %llu records in %llu blocks",
 			   (unsigned long long)e, (unsigned long long)n);
 	}
+	/* One record, so one block. */
+	FUZZ_CHECK(!fec || (p->sect[EXTVERITY_SECT_FEC].nr_entries == 1 &&
+			    p->sect[EXTVERITY_SECT_FEC].nr_blocks == 1),
+		   "FEC: %llu records in %llu blocks",
+		   (unsigned long long)p->sect[EXTVERITY_SECT_FEC].nr_entries,
+		   (unsigned long long)p->sect[EXTVERITY_SECT_FEC].nr_blocks);
 	FUZZ_CHECK(p->sect[EXTVERITY_SECT_EXTENTS].nr_entries <= p->data_blocks,
 		   "more extents than data blocks");
 	FUZZ_CHECK(p->sect[EXTVERITY_SECT_TREES].nr_entries <
@@ -243,6 +259,37 @@ static void check_disjoint(const struct extverity_tree *t,
 		   (unsigned long long)le64_to_cpu(u->levels));
 }
 
+/*
+ * The FEC record, taken from the superblock's reserved bytes (which the
+ * parser ignores, so any fuzzed bytes will do): what is accepted is a code
+ * the decoder handles, over exactly the data and the area, with parity
+ * blocks that end inside the largest device.
+ */
+static void check_fec(const struct extverity_params *p,
+		      const struct extverity_fec *f)
+{
+	struct extverity_fec_geometry g;
+	const char *why = NULL;
+	int err = extverity_check_fec(p, f, &g, &why);
+
+	FUZZ_CHECK(!err || (err == -EINVAL && why && *why),
+		   "FEC error %d without a reason", err);
+	if (err)
+		return;
+	FUZZ_CHECK(g.roots >= EXTVERITY_FEC_MIN_ROOTS &&
+		   g.roots <= EXTVERITY_FEC_MAX_ROOTS &&
+		   g.rsn == EXTVERITY_FEC_RSM - g.roots, "FEC roots %u", g.roots);
+	FUZZ_CHECK(g.blocks == p->data_blocks + p->hash_blocks &&
+		   g.rounds * g.rsn >= g.blocks &&
+		   (g.rounds - 1) * g.rsn < g.blocks,
+		   "FEC: %llu rounds for %llu blocks",
+		   (unsigned long long)g.rounds, (unsigned long long)g.blocks);
+	FUZZ_CHECK(g.parity_blocks == g.rounds * g.roots &&
+		   g.start + g.parity_blocks <= EXTVERITY_MAX_DATA_BLOCKS,
+		   "FEC parity %llu+%llu", (unsigned long long)g.start,
+		   (unsigned long long)g.parity_blocks);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct extverity_superblock sb;
@@ -269,6 +316,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_params(&sb, &p);
 	FUZZ_CHECK(!extverity_parse_superblock(&sb, &p2, &why) &&
 		   !memcmp(&p, &p2, sizeof(p)), "parse is not repeatable");
+	if (p.compat_flags & EXTVERITY_COMPAT_FEC)
+		check_fec(&p, (const void *)sb.__reserved);
 
 	pos = sizeof(sb);
 	nt = pos < size ? data[pos++] % (MAX_TREES + 1) : 0;

@@ -51,6 +51,10 @@ def section(i):
 extents, _ = section(0)
 trees, ntrees = section(1)
 n = min(ntrees, 16)
+if struct.unpack_from('<I', sb, 16)[0] & 2:
+    # fuzz_format.c takes the FEC record from the reserved bytes.
+    rec, _ = section(6)
+    sb = sb[:856] + rec + sb[856 + len(rec):]
 open(sys.argv[2], 'wb').write(sb + bytes([n]) + trees[:n * (24 + ds)] + extents)
 PY
 }
@@ -59,3 +63,4 @@ seed ext4-1k-sha512-salt 1024 --hash=sha512 --salt=0011223344556677
 seed ext4-2k-sha256 2048 --hash=sha256 --salt=ab
 seed ext4-4k-sha512 4096 --hash=sha512 --salt=-
 seed raw-1k-sha256 1024 --fs=raw --salt=-
+seed ext4-4k-fec 4096 --hash=sha256 --salt=- --fec-device="$tmp/fec" --fec-roots=4

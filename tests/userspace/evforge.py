@@ -36,6 +36,15 @@ follows LEVELS and is the last section):
                      FILES section names an inode the index lacks)
   index-other-tree   two entries of different trees swap trees (each
                      entry valid; each disagrees with FILES)
+The FEC record (FEC, slot 6, present when compat flag 2 is set; one
+32-byte record {start, blocks, roots, reserved}):
+  fec-roots-1        roots 1, below the code's minimum
+  fec-roots-25       roots 25, above veritysetup's maximum
+  fec-blocks         blocks one more than data + hash area
+  fec-past-device    the parity starts at block 2^48, past any device
+  fec-reserved       a reserved byte set
+  fec-two-records    nr_entries 2
+  fec-no-record      the flag set, slot 6 emptied
 Exit 1 with a message when IN is not what it should be, 3 when the area
 has nothing the change needs."""
 import hashlib
@@ -46,8 +55,9 @@ ALGS = {1: 'sha256', 2: 'sha512'}
 ZERO = 0xffffffff
 SB_SIZE = 1024
 SECT_OFF, SECT_SIZE = 88, 96
-EXTENTS, TREES, FILES, TOPS, LEVELS, INODES = range(6)
+EXTENTS, TREES, FILES, TOPS, LEVELS, INODES, FEC = range(7)
 INODE_INDEX = 1     # compat_flags bit of the INODES section
+FEC_FLAG = 2        # compat_flags bit of the FEC section
 
 
 def die(msg, code=1):
@@ -151,7 +161,7 @@ class Area:
         for i in range(8):
             struct.pack_into('<QQQI', self.buf, SECT_OFF + i * SECT_SIZE,
                              *self.sect[i])
-        for i in (EXTENTS, TREES, FILES, INODES):
+        for i in (EXTENTS, TREES, FILES, INODES, FEC):
             start, nr = self.sect[i][0], self.sect[i][1]
             d = self.hash(bytes(self.buf[start * self.bs:(start + nr) * self.bs])) if nr else b''
             off = SECT_OFF + i * SECT_SIZE + 32
@@ -241,6 +251,22 @@ def index_count(a):
     a.inode_count = a.sect[INODES][1] * a.bs // 16 + 1
 
 
+def fec_record(a):
+    """Offset of the FEC record in the area."""
+    if not a.compat & FEC_FLAG or not a.sect[FEC][1]:
+        sys.exit(3)
+    return a.sect[FEC][0] * a.bs
+
+
+def fec_set(a, fmt, at, value):
+    struct.pack_into(fmt, a.buf, fec_record(a) + at, value)
+
+
+def fec_no_record(a):
+    fec_record(a)
+    a.sect[FEC] = [0, 0, 0, 32]
+
+
 CHANGES = {
     'same': lambda a: None,
     'split-extent': split_extent,
@@ -262,6 +288,15 @@ CHANGES = {
     'index-count': index_count,
     'index-drop': lambda a: index_entries(a, 1).pop(),
     'index-other-tree': index_other_tree,
+    'fec-roots-1': lambda a: fec_set(a, '<B', 16, 1),
+    'fec-roots-25': lambda a: fec_set(a, '<B', 16, 25),
+    'fec-blocks': lambda a: fec_set(a, '<Q', 8,
+                                    a.data_blocks + a.hash_blocks + 1),
+    'fec-past-device': lambda a: fec_set(a, '<Q', 0, 1 << 48),
+    'fec-reserved': lambda a: fec_set(a, '<B', 31, 1),
+    'fec-two-records': lambda a: (fec_record(a),
+                                  a.sect[FEC].__setitem__(2, 2)),
+    'fec-no-record': fec_no_record,
 }
 
 

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Independent reader of an extverity hash area (docs/format.md, v1).
 
-evread.py HASHFILE ROOT_HEX [sections|inodes]
+evread.py HASHFILE ROOT_HEX [sections|inodes|fec]
 Checks the superblock against the root digest, each manifest section's
-digest (INODES too when compat flag 1 says it is there), and that the
-extent map partitions [0, N).  Prints one line per extent, "start count
-tree leaf inode", for the caller to cross-check with debugfs; with
+digest (INODES too when compat flag 1 says it is there, FEC when compat
+flag 2 does), and that the extent map partitions [0, N).  Prints one line
+per extent, "start count tree leaf inode", for the caller to cross-check
+with debugfs; with
 "sections", prints the sections ("NAME start_block nr_blocks") and tree
 records ("TREE index data_size top levels") instead; with "inodes", one
 line per inode index entry, "inode tree ALG:DIGEST", the digest being the
 fs-verity digest of the entry's tree record (fs-verity's descriptor built
-here, from docs/format.md), or "none" when the area has no index.
+here, from docs/format.md), or "none" when the area has no index; with
+"fec", "FEC start blocks roots parity_blocks" from the FEC record, checked
+against the superblock, or "none".
 Exit 1 with a message on the first violation."""
 import hashlib
 import struct
@@ -44,7 +47,9 @@ def main():
         start, nr, ents, esz, _r = struct.unpack_from('<QQQII', sb, 88 + i * 96)
         dig = sb[88 + i * 96 + 32:88 + i * 96 + 96]
         secs.append((start, nr, ents, esz, dig))
-    for i in (0, 1, 2, 5) if compat & 1 else (0, 1, 2):
+    digested = [0, 1, 2] + ([5] if compat & 1 else []) + \
+        ([6] if compat & 2 else [])
+    for i in digested:
         start, nr, _e, _s, dig = secs[i]
         if not nr:
             if any(dig):
@@ -67,6 +72,24 @@ def main():
         for i in range(secs[1][2]):
             size, top, lev = struct.unpack_from('<QQQ', tdata, i * (24 + dsz))
             print('TREE', i, size, top, lev)
+        return
+    if 'fec' in sys.argv[3:]:
+        if not compat & 2:
+            print('none')
+            return
+        start, nr, ents, esz, _d = secs[6]
+        if nr != 1 or ents != 1 or esz != 32:
+            die('FEC section is not one 32-byte record in one block')
+        f.seek(off + start * bs)
+        rec = f.read(32)
+        fstart, fblocks, roots = struct.unpack_from('<QQB', rec)
+        if any(rec[17:]) or not 2 <= roots <= 24:
+            die('bad FEC record')
+        if fblocks != nblocks + hblocks:
+            die('FEC blocks %d, not data + hash %d' %
+                (fblocks, nblocks + hblocks))
+        rounds = -(-fblocks // (255 - roots))
+        print('FEC', fstart, fblocks, roots, rounds * roots)
         return
     if 'inodes' in sys.argv[3:]:
         if not compat & 1:

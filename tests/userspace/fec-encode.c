@@ -35,6 +35,7 @@ static int inputs(struct ev_fec_input *in, int argc, char **argv)
 			*at++ = '\0';
 			plus = strchr(at, '+');
 		}
+		in[i].mem = NULL;
 		in[i].fd = open(argv[i], O_RDONLY);
 		if (in[i].fd < 0 || fstat(in[i].fd, &st)) {
 			perror(argv[i]);

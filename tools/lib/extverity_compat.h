@@ -9,6 +9,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <linux/types.h>
@@ -27,5 +28,10 @@ typedef uint64_t u64;
 #define cpu_to_le16(x)	htole16(x)
 #define cpu_to_le32(x)	htole32(x)
 #define cpu_to_le64(x)	htole64(x)
+
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
 
 #endif /* EXTVERITY_COMPAT_H */

@@ -58,6 +58,8 @@ static u8 gf_div(u8 a, u8 b)
 struct fec_encoder {
 	const struct ev_fec_input *in;
 	size_t n_in;
+	/* in[i] starts at byte base[i] of the area; base[n_in] is its end */
+	u64 *base;
 	u64 area;
 	u64 rounds;
 	unsigned int block_size;
@@ -120,25 +122,38 @@ static int pread_all(int fd, u8 *buf, size_t len, u64 off)
 /* Read @len bytes of the area from @off; past its end, zeros. */
 static int read_area(struct fec_encoder *e, u64 off, u8 *buf, size_t len)
 {
-	u64 base = 0;
-	size_t i = 0;
-
 	while (len) {
 		const struct ev_fec_input *in;
-		size_t n;
-		int err;
+		size_t i = 0, hi = e->n_in, n;
+		u64 base;
+		int err = 0;
 
 		if (off >= e->area) {
 			memset(buf, 0, len);
 			return 0;
 		}
-		while (off >= base + e->in[i].len)
-			base += e->in[i++].len;
+		/*
+		 * The input holding @off: base[i] <= @off < base[hi] (a hash
+		 * area has an input per tree with lower levels).
+		 */
+		while (hi - i > 1) {
+			size_t mid = i + (hi - i) / 2;
+
+			if (e->base[mid] <= off)
+				i = mid;
+			else
+				hi = mid;
+		}
+		base = e->base[i];
 		in = &e->in[i];
 		n = len;
 		if (n > base + in->len - off)
 			n = base + in->len - off;
-		err = pread_all(in->fd, buf, n, in->start + (off - base));
+		if (in->mem)
+			memcpy(buf, in->mem + in->start + (off - base), n);
+		else
+			err = pread_all(in->fd, buf, n,
+					in->start + (off - base));
 		if (err) {
 			fec_fail(e, err, err == -EIO ?
 				 "the area FEC covers ends early" :
@@ -267,13 +282,20 @@ static int fec_setup(struct fec_encoder *e, const struct ev_fec_input *in,
 	e->in = in;
 	e->n_in = n_in;
 	e->area = 0;
+	e->base = malloc((n_in + 1) * sizeof(*e->base));
+	if (!e->base) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
 	for (i = 0; i < n_in; i++) {
+		e->base[i] = e->area;
 		if (in[i].len > EV_FEC_MAX_AREA - e->area) {
 			*why = "the area FEC covers is too large";
 			return -EFBIG;
 		}
 		e->area += in[i].len;
 	}
+	e->base[n_in] = e->area;
 	e->rounds = ev_fec_rounds(e->area, block_size, roots);
 	if (!e->rounds) {
 		*why = !e->area ? "the area FEC covers is empty" :
@@ -308,6 +330,7 @@ int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
 	}
 	err = fec_setup(e, in, n_in, block_size, roots, why);
 	if (err) {
+		free(e->base);
 		free(e);
 		free(tid);
 		return err;
@@ -326,6 +349,7 @@ int ev_fec_encode(const struct ev_fec_input *in, size_t n_in,
 	err = e->err;
 	*why = e->why;
 	pthread_mutex_destroy(&e->lock);
+	free(e->base);
 	free(tid);
 	free(e);
 	return err;
@@ -430,10 +454,13 @@ int ev_fec_correct_block(const struct ev_fec_input *in, size_t n_in,
 	int err;
 
 	err = fec_setup(&e, in, n_in, block_size, roots, why);
-	if (err)
+	if (err) {
+		free(e.base);
 		return err;
+	}
 	if (block >= (e.area + block_size - 1) / block_size) {
 		*why = "the block is past the area FEC covers";
+		free(e.base);
 		return -EINVAL;
 	}
 	pthread_mutex_init(&e.lock, NULL);
@@ -479,6 +506,7 @@ failed:
 	*why = e.why;
 out:
 	pthread_mutex_destroy(&e.lock);
+	free(e.base);
 	free(rows);
 	free(par);
 	return err;

@@ -21,16 +21,20 @@
 
 #include <stddef.h>
 #include "extverity_compat.h"
+#include <linux/dm-extverity.h>
 
-/* Symbols per codeword (GF(2^8)). */
-#define EV_FEC_RSM		255U
-/* Parity bytes per codeword: veritysetup's and dm-verity's limits. */
-#define EV_FEC_MIN_ROOTS	2U
-#define EV_FEC_MAX_ROOTS	24U
+/* The format's limits (veritysetup's and dm-verity's), unsigned. */
+#define EV_FEC_RSM		((unsigned int)EXTVERITY_FEC_RSM)
+#define EV_FEC_MIN_ROOTS	((unsigned int)EXTVERITY_FEC_MIN_ROOTS)
+#define EV_FEC_MAX_ROOTS	((unsigned int)EXTVERITY_FEC_MAX_ROOTS)
 
-/* One part of the covered area: @len bytes of @fd from byte @start. */
+/*
+ * One part of the covered area: @len bytes from byte @start of @mem when
+ * it is not NULL (a hash area not yet written), else of file @fd.
+ */
 struct ev_fec_input {
 	int fd;
+	const u8 *mem;
 	u64 start;
 	u64 len;
 };

@@ -501,7 +501,8 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	u64 inodes_bytes = (u64)c->nr_inodes * sizeof(*inodes);
 	u64 *top_off = xcalloc(c->nr_trees, sizeof(u64));
 	u64 tops_len = 0, lower = 0, next = 1, ext_bytes, tree_bytes;
-	u64 tops_start, levels_start, inodes_start, lv;
+	u64 tops_start, levels_start, inodes_start, fec_start = 0, lv;
+	struct extverity_fec fec = { 0 };
 	struct ev_area_data *area = &out->area;
 	size_t pieces_cap = 0;
 	u8 *buf;
@@ -558,11 +559,21 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	set_section(&sb, EXTVERITY_SECT_INODES, &next,
 		    ev_div_round_up(inodes_bytes, bs), c->nr_inodes,
 		    sizeof(struct extverity_inode));
+	if (c->o->fec_roots) {
+		sb.compat_flags |= cpu_to_le32(EXTVERITY_COMPAT_FEC);
+		fec_start = next;
+		set_section(&sb, EXTVERITY_SECT_FEC, &next, 1, 1,
+			    sizeof(struct extverity_fec));
+		/* It covers the area it is part of: its length is known now. */
+		fec.start = cpu_to_le64(c->o->fec_start);
+		fec.blocks = cpu_to_le64(p->data_blocks + next);
+		fec.roots = c->o->fec_roots;
+	}
 	sb.hash_blocks = cpu_to_le64(next);
 
 	/*
 	 * In memory: everything but LEVELS, which is O(files + extents); the
-	 * INODES section is the area's tail.
+	 * INODES and FEC sections are the area's tail.
 	 */
 	area->len = next * bs;
 	area->mem_len = levels_start * bs;
@@ -573,6 +584,9 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		u8 *tail = xzalloc(area->tail_len);
 
 		memcpy(tail, inodes, inodes_bytes);
+		if (fec_start)
+			memcpy(tail + (fec_start - inodes_start) * bs, &fec,
+			       sizeof(fec));
 		area->tail = tail;
 	}
 	/* EXTENTS */
@@ -619,13 +633,26 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		       files, files_len);
 	for (i = 0; i < EXTVERITY_NR_SECTIONS && !err; i++) {
 		struct extverity_section *s = &sb.sections[i];
-		const u8 *data = i == EXTVERITY_SECT_INODES ? area->tail :
-				 buf + le64_to_cpu(s->start_block) * bs;
+		u64 start = le64_to_cpu(s->start_block);
+		const u8 *data;
 
-		if (EXTVERITY_SECT_HAS_DIGEST(i) && s->nr_blocks)
-			err = ev_hash_plain(p->hash_algorithm, data,
-					    le64_to_cpu(s->nr_blocks) * bs,
-					    s->digest);
+		if (!EXTVERITY_SECT_HAS_DIGEST(i) || !s->nr_blocks)
+			continue;
+		data = i >= EXTVERITY_SECT_INODES ?
+		       area->tail + (start - inodes_start) * bs :
+		       buf + start * bs;
+		err = ev_hash_plain(p->hash_algorithm, data,
+				    le64_to_cpu(s->nr_blocks) * bs, s->digest);
+	}
+	if (!err && fec_start) {
+		const char *why;
+
+		/* What readers will check, so that format writes nothing less. */
+		c->p.hash_blocks = next;
+		if (extverity_check_fec(&c->p, &fec, &out->fec, &why)) {
+			ev_error("cannot place the FEC parity: %s", why);
+			err = EV_EUSAGE;
+		}
 	}
 	memcpy(buf, &sb, sizeof(sb));
 	if (!err)

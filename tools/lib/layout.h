@@ -18,6 +18,8 @@
  * @uuid: the image's UUID
  * @data_blocks: size of the data image in blocks
  * @threads: hashing threads, 0 for ev_default_threads()
+ * @fec_roots: parity bytes per Reed-Solomon codeword, 0 for no FEC section
+ * @fec_start: first block of the parity on its device
  */
 struct ev_format_opts {
 	unsigned int hash_algorithm;
@@ -27,6 +29,8 @@ struct ev_format_opts {
 	u8 uuid[16];
 	u64 data_blocks;
 	unsigned int threads;
+	unsigned int fec_roots;
+	u64 fec_start;
 };
 
 /**
@@ -46,6 +50,7 @@ struct ev_format_opts {
  * @residual_blocks: data blocks covered by the residual tree
  * @hash_blocks: blocks of the hash area
  * @hole_hash_blocks: of which, blocks of tree levels over holes only
+ * @fec: with ev_format_opts.fec_roots, the FEC section's geometry
  */
 struct ev_area_out {
 	struct ev_area_data area;
@@ -59,6 +64,7 @@ struct ev_area_out {
 	u64 residual_blocks;
 	u64 hash_blocks;
 	u64 hole_hash_blocks;
+	struct extverity_fec_geometry fec;
 };
 
 /**

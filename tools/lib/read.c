@@ -19,7 +19,7 @@
 const char *ev_section_name(unsigned int id)
 {
 	static const char *const names[] = {
-		"EXTENTS", "TREES", "FILES", "TOPS", "LEVELS", "INODES",
+		"EXTENTS", "TREES", "FILES", "TOPS", "LEVELS", "INODES", "FEC",
 	};
 
 	return id < EV_ARRAY_SIZE(names) ? names[id] : "?";
@@ -328,6 +328,28 @@ static int check_inodes(struct ev_area *a)
 	return 0;
 }
 
+/* The FEC record, when the area has one; as read_section(). */
+static int load_fec(struct ev_area *a)
+{
+	u8 *sect;
+	const char *why;
+	int r;
+
+	a->has_fec = a->p.compat_flags & EXTVERITY_COMPAT_FEC;
+	r = read_section(a, EXTVERITY_SECT_FEC, &sect);
+	if (r || !a->has_fec) {
+		free(sect);
+		return r;
+	}
+	memcpy(&a->fec_record, sect, sizeof(a->fec_record));
+	free(sect);
+	if (extverity_check_fec(&a->p, &a->fec_record, &a->fec, &why)) {
+		ev_error("invalid hash area in %s: %s", a->path, why);
+		return 1;
+	}
+	return 0;
+}
+
 int ev_area_load(struct ev_area *a)
 {
 	const struct extverity_params *p = &a->p;
@@ -354,6 +376,10 @@ int ev_area_load(struct ev_area *a)
 	a->has_inodes = p->compat_flags & EXTVERITY_COMPAT_INODE_INDEX;
 	a->nr_inodes = p->sect[EXTVERITY_SECT_INODES].nr_entries;
 	r = read_section(a, EXTVERITY_SECT_INODES, (u8 **)&a->inodes);
+	if (r < 0)
+		return -r;
+	bad |= r;
+	r = load_fec(a);
 	if (r < 0)
 		return -r;
 	bad |= r;

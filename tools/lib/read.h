@@ -74,6 +74,9 @@ struct ev_ino_file {
  *	areas made before it have none)
  * @inodes: INODES section, (inode, tree) of each regular file, validated
  * @nr_inodes: its number of entries
+ * @has_fec: the area has a FEC section (EXTVERITY_COMPAT_FEC)
+ * @fec_record: its record, as stored
+ * @fec: its geometry, validated
  */
 struct ev_area {
 	int fd;
@@ -93,6 +96,9 @@ struct ev_area {
 	bool has_inodes;
 	struct extverity_inode *inodes;
 	u64 nr_inodes;
+	bool has_fec;
+	struct extverity_fec fec_record;
+	struct extverity_fec_geometry fec;
 };
 
 /**

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Writing a hash area without leaving a half-written file behind. */
+/*
+ * Writing a hash area, and its FEC parity, without leaving a half-written
+ * file behind.
+ */
 #ifndef EXTVERITY_WRITE_H
 #define EXTVERITY_WRITE_H
 
@@ -39,6 +42,52 @@ struct ev_area_data {
 };
 
 /**
+ * typedef ev_fill_fn - what writes the content of a destination
+ * @fd: the destination, open for writing
+ * @offset: where the content starts in it
+ * @over_old: the content goes over bytes that may hold an older one
+ * @arg: the caller's
+ * @src_why: set when an error came from reading a source, not from
+ *	writing @fd (then the message names it)
+ *
+ * Return: 0 or -errno.
+ */
+typedef int (*ev_fill_fn)(int fd, u64 offset, bool over_old, void *arg,
+			  const char **src_why);
+
+/* A file written to a temporary name, renamed by ev_write_commit(). */
+struct ev_pending_write {
+	const char *path;
+	char *tmp;
+	char *dir;
+};
+
+/**
+ * ev_write_begin() - write @path at @offset, as far as can be undone
+ * @path: the destination file or device
+ * @offset: byte offset of the content in it
+ * @fill: writes the content
+ * @arg: for @fill
+ * @pw: set for ev_write_commit() or ev_write_abort()
+ *
+ * A new or replaced file is written to a temporary file in the same
+ * directory, which ev_write_commit() renames over @path: two files can so
+ * be written, and both renamed only once both are complete.  An existing
+ * file written at a non-zero offset (the image itself, for an appended
+ * hash area) is written in place and cut back to its original size on
+ * failure.  Devices are written in place.  Both are done when this
+ * returns.
+ *
+ * Return: 0 or EV_EIO, with the error printed.
+ */
+int ev_write_begin(const char *path, u64 offset, ev_fill_fn fill, void *arg,
+		   struct ev_pending_write *pw);
+/* Rename the temporary file into place; 0 or EV_EIO, with the error printed. */
+int ev_write_commit(struct ev_pending_write *pw);
+/* Remove the temporary file, if there is one. */
+void ev_write_abort(struct ev_pending_write *pw);
+
+/**
  * ev_write_area_data() - store a hash area at @offset of @path
  * @path: the hash file or device
  * @offset: byte offset of the hash area in it
@@ -54,6 +103,27 @@ struct ev_area_data {
  */
 int ev_write_area_data(const char *path, u64 offset,
 		       const struct ev_area_data *d);
+
+/**
+ * ev_write_fec_begin() - write the FEC parity of an image and its hash area
+ * @path: the FEC file or device
+ * @offset: byte offset of the parity in it
+ * @image_fd: the data image
+ * @data_bytes: its bytes the parity covers (all its blocks)
+ * @d: the hash area, as ev_write_area_data() takes it, not yet written:
+ *	the parity is computed from it, so that the area and its parity can
+ *	be put in place together
+ * @block_size: the block size
+ * @roots: parity bytes per codeword
+ * @threads: encoding threads
+ * @pw: as ev_write_begin()
+ *
+ * Return: 0 or EV_EIO, with the error printed.
+ */
+int ev_write_fec_begin(const char *path, u64 offset, int image_fd,
+		       u64 data_bytes, const struct ev_area_data *d,
+		       unsigned int block_size, unsigned int roots,
+		       unsigned int threads, struct ev_pending_write *pw);
 
 /**
  * ev_write_area() - store a hash area at @offset of @path

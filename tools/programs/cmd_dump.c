@@ -179,6 +179,14 @@ static void print_params(const struct ev_area *a, bool json)
 		ev_json_add_u64(j, "extents", extents);
 		ev_json_add_u64(j, "zero_blocks", c.zero_blocks);
 		ev_json_add_u64(j, "residual_blocks", c.residual_blocks);
+		if (a->has_fec) {
+			ev_json_add_u64(j, "fec_offset",
+					a->fec.start * p->block_size);
+			ev_json_add_u64(j, "fec_roots", a->fec.roots);
+			ev_json_add_u64(j, "fec_blocks", a->fec.blocks);
+			ev_json_add_u64(j, "fec_bytes",
+					a->fec.parity_blocks * p->block_size);
+		}
 		ev_json_print(j);
 		return;
 	}
@@ -204,6 +212,16 @@ static void print_params(const struct ev_area *a, bool json)
 	printf("Extents:            %" PRIu64 "\n", extents);
 	printf("Zero blocks:        %" PRIu64 "\n", c.zero_blocks);
 	printf("Residual blocks:    %" PRIu64 "\n", c.residual_blocks);
+	if (a->has_fec) {
+		printf("FEC offset:         %" PRIu64 "\n",
+		       a->fec.start * p->block_size);
+		printf("FEC roots:          %u\n", a->fec.roots);
+		printf("FEC blocks:         %" PRIu64 "\n", a->fec.blocks);
+		printf("FEC bytes:          %" PRIu64 "\n",
+		       a->fec.parity_blocks * p->block_size);
+	} else {
+		printf("FEC:                none\n");
+	}
 	printf("Root digest:        %s\n", root);
 }
 

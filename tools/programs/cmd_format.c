@@ -20,6 +20,7 @@
 enum {
 	OPT_HASH = 256, OPT_BLOCK_SIZE, OPT_SALT, OPT_UUID, OPT_OFFSET,
 	OPT_FS, OPT_JSON, OPT_PROGRESS, OPT_ROOT_FILE, OPT_THREADS,
+	OPT_FEC_DEVICE, OPT_FEC_OFFSET, OPT_FEC_ROOTS,
 };
 
 static const struct option longopts[] = {
@@ -33,7 +34,16 @@ static const struct option longopts[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "fec-device", required_argument, NULL, OPT_FEC_DEVICE },
+	{ "fec-offset", required_argument, NULL, OPT_FEC_OFFSET },
+	{ "fec-roots", required_argument, NULL, OPT_FEC_ROOTS },
 	{ NULL, 0, NULL, 0 },
+};
+
+/* Where --fec-device puts the parity. */
+struct fec_dest {
+	const char *path;
+	u64 offset;
 };
 
 /* Size of a regular file or block device; 0 or an exit code. */
@@ -69,8 +79,42 @@ static bool same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* @a and @b name the same file, or will (neither exists yet). */
+static bool same_dest(const char *a, const char *b)
+{
+	return same_file(a, b) || !strcmp(a, b);
+}
+
+/*
+ * The parity must not overlap the image's data or the hash area when it
+ * shares their file; 0 or EV_EUSAGE, with what overlaps printed.
+ */
+static int check_fec_place(const struct fec_dest *fec, const char *image,
+			   const char *hashfile, u64 data_bytes, u64 offset,
+			   const struct ev_area_out *r, u32 bs)
+{
+	u64 end = fec->offset + r->fec.parity_blocks * bs;
+	u64 area_end = offset + r->hash_blocks * bs;
+
+	if (same_dest(fec->path, image) && fec->offset < data_bytes) {
+		ev_error("--fec-offset %" PRIu64 " puts the FEC parity over "
+			 "the data of %s (its first %" PRIu64 " bytes)",
+			 fec->offset, image, data_bytes);
+		return EV_EUSAGE;
+	}
+	if (same_dest(fec->path, hashfile) && fec->offset < area_end &&
+	    end > offset) {
+		ev_error("--fec-offset %" PRIu64 " puts the FEC parity over "
+			 "the hash area (bytes %" PRIu64 " to %" PRIu64 " of "
+			 "%s)", fec->offset, offset, area_end, hashfile);
+		return EV_EUSAGE;
+	}
+	return 0;
+}
+
 static void print_result(const struct ev_format_opts *o,
-			 const struct ev_area_out *r, u64 offset, bool json)
+			 const struct ev_area_out *r, u64 offset,
+			 const struct fec_dest *fec, bool json)
 {
 	u32 bs = 1U << o->log_blocksize;
 	u32 ds = extverity_digest_size(o->hash_algorithm);
@@ -102,6 +146,14 @@ static void print_result(const struct ev_format_opts *o,
 		ev_json_add_u64(j, "extents", r->extents);
 		ev_json_add_u64(j, "zero_blocks", r->zero_blocks);
 		ev_json_add_u64(j, "residual_blocks", r->residual_blocks);
+		if (fec->path) {
+			ev_json_add_str(j, "fec_device", fec->path);
+			ev_json_add_u64(j, "fec_offset", fec->offset);
+			ev_json_add_u64(j, "fec_roots", r->fec.roots);
+			ev_json_add_u64(j, "fec_blocks", r->fec.blocks);
+			ev_json_add_u64(j, "fec_bytes",
+					r->fec.parity_blocks * bs);
+		}
 		ev_json_print(j);
 		return;
 	}
@@ -121,6 +173,14 @@ static void print_result(const struct ev_format_opts *o,
 	printf("Extents:            %" PRIu64 "\n", r->extents);
 	printf("Zero blocks:        %" PRIu64 "\n", r->zero_blocks);
 	printf("Residual blocks:    %" PRIu64 "\n", r->residual_blocks);
+	if (fec->path) {
+		printf("FEC device:         %s\n", fec->path);
+		printf("FEC offset:         %" PRIu64 "\n", fec->offset);
+		printf("FEC roots:          %u\n", r->fec.roots);
+		printf("FEC blocks:         %" PRIu64 "\n", r->fec.blocks);
+		printf("FEC bytes:          %" PRIu64 "\n",
+		       r->fec.parity_blocks * bs);
+	}
 	printf("Root digest:        %s\n", root);
 }
 
@@ -128,11 +188,11 @@ static void print_result(const struct ev_format_opts *o,
 static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 		      struct ev_format_opts *o, u64 *offset,
 		      enum ev_fs_type *fs, bool *json, bool *progress,
-		      const char **root_file)
+		      const char **root_file, struct fec_dest *fec)
 {
-	bool seen[10] = { false }, have_salt = false, have_uuid = false;
+	bool seen[13] = { false }, have_salt = false, have_uuid = false;
 	const char *salt_arg = NULL;
-	u64 threads;
+	u64 threads, roots;
 	size_t len;
 	u32 bs;
 	int c;
@@ -206,6 +266,24 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 			}
 			o->threads = threads;
 			break;
+		case OPT_FEC_DEVICE:
+			fec->path = optarg;
+			break;
+		case OPT_FEC_OFFSET:
+			if (!ev_parse_offset(optarg, &fec->offset))
+				return EV_EUSAGE;
+			break;
+		case OPT_FEC_ROOTS:
+			if (ev_parse_u64(optarg, &roots) ||
+			    roots < EXTVERITY_FEC_MIN_ROOTS ||
+			    roots > EXTVERITY_FEC_MAX_ROOTS) {
+				ev_error("invalid --fec-roots '%s' (%d to %d)",
+					 optarg, EXTVERITY_FEC_MIN_ROOTS,
+					 EXTVERITY_FEC_MAX_ROOTS);
+				return EV_EUSAGE;
+			}
+			o->fec_roots = roots;
+			break;
 		}
 	}
 	if (!ev_operands(cmd, argc, argv, "IMAGE HASHFILE"))
@@ -216,6 +294,19 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 			 "block size %u", *offset, bs);
 		return EV_EUSAGE;
 	}
+	if (!fec->path && (seen[OPT_FEC_OFFSET - OPT_HASH] ||
+			   seen[OPT_FEC_ROOTS - OPT_HASH])) {
+		ev_error("--fec-offset and --fec-roots need --fec-device");
+		return EV_EUSAGE;
+	}
+	if (fec->path && !o->fec_roots)
+		o->fec_roots = 2;	/* veritysetup's default */
+	if (fec->offset % bs) {
+		ev_error("--fec-offset %" PRIu64 " is not a multiple of the "
+			 "block size %u", fec->offset, bs);
+		return EV_EUSAGE;
+	}
+	o->fec_start = fec->offset / bs;
 	/*
 	 * No salt by default, as fs-verity: each file's digest is then the
 	 * one `fsverity digest`, composefs, IMA and IPE compute, which is what
@@ -253,15 +344,29 @@ static int parse_opts(const struct ev_command *cmd, int argc, char *argv[],
 	return 0;
 }
 
+static int write_fec(const struct fec_dest *fec, int image_fd,
+		     const struct ev_format_opts *o,
+		     const struct ev_area_out *r, struct ev_pending_write *pw)
+{
+	u32 bs = 1U << o->log_blocksize;
+
+	return ev_write_fec_begin(fec->path, fec->offset, image_fd,
+				  o->data_blocks * bs, &r->area, bs,
+				  o->fec_roots, o->threads ? o->threads :
+				  ev_default_threads(), pw);
+}
+
 int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 {
 	struct ev_format_opts o;
+	struct ev_pending_write fec_pw = { 0 };
+	struct fec_dest fec = { 0 };
 	struct ev_area_out r;
 	struct ev_fs fs;
 	struct ev_fs_image img;
 	enum ev_fs_type type = EV_FS_AUTO;
 	u64 offset = 0, size;
-	bool json = false, progress = false, same;
+	bool json = false, progress = false, same, fec_shares = false;
 	const char *image, *hashfile, *root_file = NULL;
 	char root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
 	u32 bs;
@@ -272,7 +377,7 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	memset(&r, 0, sizeof(r));
 	r.area.fd = -1;
 	err = parse_opts(cmd, argc, argv, &o, &offset, &type, &json,
-			 &progress, &root_file);
+			 &progress, &root_file, &fec);
 	if (err)
 		return err;
 	ev_progress_setup(progress);
@@ -326,7 +431,28 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 	ev_fs_free(&fs);
 	if (err)
 		goto out;
-	err = ev_write_area_data(hashfile, offset, &r.area);
+	/*
+	 * The parity is computed from the area in memory and the image, so
+	 * that a FEC file of its own is renamed into place only once the area
+	 * is written.  Parity that shares the area's or the image's file goes
+	 * there after the area, in place.
+	 */
+	if (fec.path) {
+		err = check_fec_place(&fec, image, hashfile, o.data_blocks * bs,
+				      offset, &r, bs);
+		if (err)
+			goto out;
+		fec_shares = same_dest(fec.path, hashfile) ||
+			     same_dest(fec.path, image);
+	}
+	if (fec.path && !fec_shares)
+		err = write_fec(&fec, fd, &o, &r, &fec_pw);
+	if (!err)
+		err = ev_write_area_data(hashfile, offset, &r.area);
+	if (!err && fec_shares)
+		err = write_fec(&fec, fd, &o, &r, &fec_pw);
+	if (!err)
+		err = ev_write_commit(&fec_pw);
 	if (err)
 		goto out;
 	if (root_file) {
@@ -336,8 +462,9 @@ int ev_cmd_format(const struct ev_command *cmd, int argc, char *argv[])
 		if (err)
 			goto out;
 	}
-	print_result(&o, &r, offset, json);
+	print_result(&o, &r, offset, &fec, json);
 out:
+	ev_write_abort(&fec_pw);
 	ev_area_out_free(&r);
 	ev_fs_free(&fs);
 	close(fd);

@@ -42,34 +42,39 @@ enum extverity_section_id {
 	EXTVERITY_SECT_TOPS = 3,	/* packed top hash blocks */
 	EXTVERITY_SECT_LEVELS = 4,	/* full hash blocks below the top */
 	EXTVERITY_SECT_INODES = 5,	/* struct extverity_inode[], kernel */
-	EXTVERITY_NR_SECTIONS = 8	/* slots; 6..7 are zero */
+	EXTVERITY_SECT_FEC = 6,		/* one struct extverity_fec */
+	EXTVERITY_NR_SECTIONS = 8	/* slots; 7 is zero */
 };
 
 /* Sections whose bytes the superblock authenticates with a digest. */
 #define EXTVERITY_SECTS_WITH_DIGEST	((1U << EXTVERITY_SECT_EXTENTS) | \
 					 (1U << EXTVERITY_SECT_TREES) | \
 					 (1U << EXTVERITY_SECT_FILES) | \
-					 (1U << EXTVERITY_SECT_INODES))
+					 (1U << EXTVERITY_SECT_INODES) | \
+					 (1U << EXTVERITY_SECT_FEC))
 #define EXTVERITY_SECT_HAS_DIGEST(id)	((EXTVERITY_SECTS_WITH_DIGEST >> (id)) & 1)
 
 /*
- * compat_flags: the INODES section is present (slot 5).  Readers that do
- * not know the flag ignore the slot, as they ignore every slot past LEVELS.
+ * compat_flags: the INODES section is present (slot 5); the FEC section is
+ * present (slot 6).  Readers that do not know a flag ignore its slot, as
+ * they ignore every slot past LEVELS.
  */
 #define EXTVERITY_COMPAT_INODE_INDEX	(1U << 0)
-#define EXTVERITY_COMPAT_KNOWN		EXTVERITY_COMPAT_INODE_INDEX
+#define EXTVERITY_COMPAT_FEC		(1U << 1)
+#define EXTVERITY_COMPAT_KNOWN		(EXTVERITY_COMPAT_INODE_INDEX | \
+					 EXTVERITY_COMPAT_FEC)
 
 /**
  * struct extverity_section - where one section lives
  * @start_block: first block, counted from the start of the hash area
  * @nr_blocks: length in blocks; 0 for an empty section (then start_block is 0)
- * @nr_entries: number of records (extents, trees, files, inodes); 0 for
- *	TOPS/LEVELS
+ * @nr_entries: number of records (extents, trees, files, inodes, 1 for
+ *	FEC); 0 for TOPS/LEVELS
  * @entry_size: record size in bytes; 0 for variable-length or raw sections
  * @__reserved: zero
- * @digest: for EXTENTS, TREES, FILES and INODES, the hash of all nr_blocks blocks
- *	(unsalted, zero-padded to 64 bytes); zero for the others, whose blocks
- *	are authenticated through the tree roots instead
+ * @digest: for EXTENTS, TREES, FILES, INODES and FEC, the hash of all
+ *	nr_blocks blocks (unsalted, zero-padded to 64 bytes); zero for the
+ *	others, whose blocks are authenticated through the tree roots instead
  */
 struct extverity_section {
 	__le64 start_block;
@@ -200,6 +205,36 @@ struct extverity_inode {
 	__le64 inode;
 	__le32 tree;
 	__le32 __reserved;
+};
+
+/* Reed-Solomon over GF(2^8): symbols per codeword, parity symbols allowed. */
+#define EXTVERITY_FEC_RSM		255
+#define EXTVERITY_FEC_MIN_ROOTS		2
+#define EXTVERITY_FEC_MAX_ROOTS		24
+
+/**
+ * struct extverity_fec - where the Reed-Solomon parity is, and its code
+ * @start: first block of the parity on the FEC device, in blocks of the
+ *	image's block size
+ * @blocks: blocks the parity covers: the data_blocks of the image, then
+ *	the hash_blocks of the hash area (its superblock first), as one
+ *	sequence; equal to data_blocks + hash_blocks
+ * @roots: parity bytes per RS(255, 255 - @roots) codeword,
+ *	EXTVERITY_FEC_MIN_ROOTS..EXTVERITY_FEC_MAX_ROOTS
+ * @__reserved: zero
+ *
+ * dm-verity's FEC layout: with rounds = ceil(@blocks / (255 - @roots)),
+ * codeword b of round n takes byte b of blocks n, n + rounds, ... (zeros
+ * past @blocks); the parity is, round after round and byte offset after
+ * byte offset, each codeword's @roots bytes: rounds * @roots blocks.  The
+ * parity itself is not authenticated: a corrected block is used only if
+ * it then matches its digest.  The sole record of the FEC section.
+ */
+struct extverity_fec {
+	__le64 start;
+	__le64 blocks;
+	__u8 roots;
+	__u8 __reserved[15];
 };
 
 /*
