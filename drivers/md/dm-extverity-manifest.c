@@ -356,6 +356,35 @@ out:
 	return err;
 }
 
+/*
+ * With FEC options on the table line, the hash area's FEC record: it must
+ * be there, authenticated, and say what the table line says.
+ */
+static int load_fec(struct extverity_target *v,
+		    const struct extverity_superblock *sb, char **error)
+{
+	struct extverity_fec rec;
+	int err;
+
+	if (!v->fec)
+		return 0;
+	if (!(v->p.compat_flags & EXTVERITY_COMPAT_FEC)) {
+		*error = "FEC options given, but the hash area has no FEC record";
+		return -EINVAL;
+	}
+	err = read_section(v, sb, EXTVERITY_SECT_FEC, &rec, sizeof(rec));
+	if (err) {
+		DMERR("%s: FEC record %s",
+		      dm_device_name(dm_table_get_md(v->ti->table)),
+		      section_error(err));
+		*error = err == -EBADMSG ? "FEC record digest mismatch" :
+			 err == -EINTR ? "Manifest load interrupted" :
+			 "Cannot read the FEC record";
+		return err;
+	}
+	return extverity_fec_check_record(v, &rec, error);
+}
+
 /* The dm-bufio client of the hash area, in @v->bufio. */
 static int create_hash_client(struct extverity_target *v, unsigned int flags,
 			      char **error)
@@ -380,7 +409,8 @@ static int create_hash_client(struct extverity_target *v, unsigned int flags,
  * @error: set to a static message for ti->error on failure
  *
  * On success @v->p, @v->salt, @v->bufio, the extent map, the tree table
- * and, when the hash area has one, the inode index are set up.  On failure
+ * and, when the hash area has one, the inode index are set up; with FEC
+ * options, the FEC record is checked against them.  On failure
  * whatever was allocated is left for extverity_free_manifest().
  *
  * Return: 0 or a negative errno.
@@ -458,6 +488,8 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 		err = load_extents(v, sb, error);
 	if (!err)
 		err = load_inodes(v, sb, error);
+	if (!err)
+		err = load_fec(v, sb, error);
 	if (err)
 		goto out;
 	/*

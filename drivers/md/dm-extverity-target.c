@@ -25,8 +25,8 @@
 /*
  * The options, in the canonical order the status prints them.  Each belongs
  * to at most one group of mutually exclusive options.  @has_arg: followed
- * by one word, counted in <#opts> (only root_hash_sig_key_desc, whose word
- * is v->sig_key_desc).
+ * by one word, counted in <#opts> (root_hash_sig_key_desc's is
+ * v->sig_key_desc; the FEC options' are in v->fec).
  */
 static const struct extverity_opt {
 	const char *name;
@@ -47,10 +47,45 @@ static const struct extverity_opt {
 	{ "check_at_most_once", EXTVERITY_OPT_CHECK_AT_MOST_ONCE, 0 },
 	{ "try_verify_in_tasklet", EXTVERITY_OPT_TRY_VERIFY_IN_BH, 0 },
 	{ "root_hash_sig_key_desc", EXTVERITY_OPT_ROOT_HASH_SIG, 0, true },
+	{ "use_fec_from_device", EXTVERITY_OPT_FEC_DEVICE, 0, true },
+	{ "fec_roots", EXTVERITY_OPT_FEC_ROOTS, 0, true },
+	{ "fec_blocks", EXTVERITY_OPT_FEC_BLOCKS, 0, true },
+	{ "fec_start", EXTVERITY_OPT_FEC_START, 0, true },
 };
 
-/* Option words at most: every option once, plus the one argument. */
-#define EXTVERITY_MAX_OPT_WORDS	(ARRAY_SIZE(extverity_opts) + 1)
+/* Option words at most: every option once, each with its argument. */
+#define EXTVERITY_MAX_OPT_WORDS	(2 * ARRAY_SIZE(extverity_opts))
+
+/* The argument of option @flag, which has one, as the table line gave it. */
+static int parse_opt_arg(struct extverity_target *v, unsigned int flag,
+			 const char *arg, char **error)
+{
+	if (flag == EXTVERITY_OPT_ROOT_HASH_SIG)
+		return extverity_sig_parse_opt(v, arg, error);
+	return extverity_fec_parse_opt(v, flag, arg, error);
+}
+
+/* The argument of option @flag for the status, in @buf if it is a number. */
+static const char *opt_arg(const struct extverity_target *v,
+			   unsigned int flag, char *buf, size_t len)
+{
+	switch (flag) {
+	case EXTVERITY_OPT_ROOT_HASH_SIG:
+		return v->sig_key_desc;
+	case EXTVERITY_OPT_FEC_DEVICE:
+		return v->fec->dev->name;
+	case EXTVERITY_OPT_FEC_ROOTS:
+		snprintf(buf, len, "%u", v->fec->g.roots);
+		break;
+	case EXTVERITY_OPT_FEC_BLOCKS:
+		snprintf(buf, len, "%llu", v->fec->g.blocks);
+		break;
+	case EXTVERITY_OPT_FEC_START:
+		snprintf(buf, len, "%llu", v->fec->g.start);
+		break;
+	}
+	return buf;
+}
 
 /* Parse "[<#opts> <opt>...]" in one pass; the line must end there. */
 static int parse_opts(struct extverity_target *v, struct dm_arg_set *as,
@@ -95,12 +130,18 @@ static int parse_opts(struct extverity_target *v, struct dm_arg_set *as,
 			*error = "Missing option argument";
 			return -EINVAL;
 		}
-		err = extverity_sig_parse_opt(v, dm_shift_arg(as), error);
+		err = parse_opt_arg(v, extverity_opts[i].flag, dm_shift_arg(as),
+				    error);
 		if (err)
 			return err;
 	}
 	if (as->argc) {
 		*error = "Unexpected argument after the options";
+		return -EINVAL;
+	}
+	if ((v->opts & EXTVERITY_FEC_OPTS) &&
+	    (v->opts & EXTVERITY_FEC_OPTS) != EXTVERITY_FEC_OPTS) {
+		*error = "FEC needs use_fec_from_device, fec_roots, fec_blocks and fec_start";
 		return -EINVAL;
 	}
 	return 0;
@@ -177,6 +218,7 @@ static void extverity_dtr(struct dm_target *ti)
 	kfree(v->sig_key_desc);
 	kvfree(v->verified_blocks);
 	kfree(v->zero_block);
+	extverity_fec_dtr(v);
 	extverity_free_manifest(v);
 	extverity_hash_exit(v);
 	if (v->hash_dev)
@@ -229,6 +271,9 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 
 	err = extverity_load_manifest(v, &ti->error);
+	if (err)
+		goto bad;
+	err = extverity_fec_ctr(v, &ti->error);
 	if (err)
 		goto bad;
 
@@ -324,6 +369,7 @@ static int extverity_map(struct dm_target *ti, struct bio *bio)
 	io->done = 0;
 	io->ioprio = bio->bi_ioprio;
 	io->in_bh = false;
+	io->read_failed = false;
 	bio->bi_end_io = extverity_end_io;
 	bio->bi_private = io;
 	extverity_submit_prefetch(v, io->block, io->n_blocks, io->ioprio);
@@ -375,6 +421,10 @@ static void emit_ima(struct extverity_target *v, char *result,
 	/* Only a table whose signature was verified loads. */
 	if (v->sig_key_desc)
 		DMEMIT(",root_hash_sig_key_desc=%s", v->sig_key_desc);
+	if (v->fec)
+		DMEMIT(",use_fec_from_device=%s,fec_roots=%u,fec_blocks=%llu,fec_start=%llu",
+		       v->fec->dev->name, v->fec->g.roots, v->fec->g.blocks,
+		       v->fec->g.start);
 	DMEMIT(";");
 }
 
@@ -384,7 +434,8 @@ static void extverity_status(struct dm_target *ti, status_type_t type,
 {
 	struct extverity_target *v = ti->private;
 	struct extverity_stats sum = { 0 };
-	unsigned int sz = 0, i;
+	unsigned int sz = 0, i, words;
+	char buf[24];
 	int cpu;
 
 	switch (type) {
@@ -396,9 +447,11 @@ static void extverity_status(struct dm_target *ti, status_type_t type,
 			sum.verified += READ_ONCE(s->verified);
 			sum.corrupt += READ_ONCE(s->corrupt);
 			sum.zero += READ_ONCE(s->zero);
+			sum.corrected += READ_ONCE(s->corrected);
 		}
-		DMEMIT("%c %llu %llu %llu", READ_ONCE(v->corrupted) ? 'C' : 'V',
-		       sum.verified, sum.corrupt, sum.zero);
+		DMEMIT("%c %llu %llu %llu %llu",
+		       READ_ONCE(v->corrupted) ? 'C' : 'V', sum.verified,
+		       sum.corrupt, sum.zero, sum.corrected);
 		break;
 	case STATUSTYPE_TABLE:
 		DMEMIT("%u %s %s %llu %s %*phN", EXTVERITY_FORMAT_VERSION,
@@ -406,14 +459,19 @@ static void extverity_status(struct dm_target *ti, status_type_t type,
 		       (unsigned long long)v->hash_start,
 		       extverity_hash_name(v->p.hash_algorithm),
 		       v->p.digest_size, v->root);
-		if (v->opts)
-			DMEMIT(" %u", hweight32(v->opts) + !!v->sig_key_desc);
+		words = 0;
+		for (i = 0; i < ARRAY_SIZE(extverity_opts); i++)
+			if (v->opts & extverity_opts[i].flag)
+				words += 1 + extverity_opts[i].has_arg;
+		if (words)
+			DMEMIT(" %u", words);
 		for (i = 0; i < ARRAY_SIZE(extverity_opts); i++) {
 			if (!(v->opts & extverity_opts[i].flag))
 				continue;
 			DMEMIT(" %s", extverity_opts[i].name);
 			if (extverity_opts[i].has_arg)
-				DMEMIT(" %s", v->sig_key_desc);
+				DMEMIT(" %s", opt_arg(v, extverity_opts[i].flag,
+						      buf, sizeof(buf)));
 		}
 		break;
 	case STATUSTYPE_IMA:
@@ -453,7 +511,7 @@ static void extverity_io_hints(struct dm_target *ti,
 static struct target_type extverity_target = {
 	.name		= EXTVERITY_TARGET_NAME,
 	.features	= DM_TARGET_IMMUTABLE,
-	.version	= {1, 2, 0},
+	.version	= {1, 3, 0},
 	.module		= THIS_MODULE,
 	.ctr		= extverity_ctr,
 	.dtr		= extverity_dtr,

@@ -119,29 +119,89 @@ static int handle_corruption(struct extverity_target *v,
 	return -EBADMSG;
 }
 
+/* The used part of tree @t's top block at @data, against the tree's root. */
+static int check_top(struct extverity_target *v, struct extverity_io *io,
+		     u32 t, const struct extverity_geometry *g, const u8 *data)
+{
+	const struct extverity_mtree *tree = &v->trees[t];
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	int err;
+
+	err = extverity_hash_top(v, extverity_io_desc(io),
+				 data + (tree->top & (v->p.block_size - 1)),
+				 g->top_len, digest);
+	if (!err && crypto_memneq(digest,
+				  v->roots + (size_t)t * v->p.digest_size,
+				  v->p.digest_size))
+		err = -EBADMSG;
+	return err;
+}
+
 /*
- * Check the top of tree @t, held in TOPS buffer @b at @data, against the
- * tree's root; remembered per tree for as long as the buffer keeps its data.
+ * Hash block @hblock of tree @t, in the buffer at @data, did not match: if
+ * FEC decodes a block that matches @want (a level's block), or whose used
+ * part matches the root (@want NULL: the top, of geometry @g), it replaces
+ * the buffer's data, held by the caller, and the block is good from then
+ * on.  A buffer is written only once it is known bad, and only with what
+ * is known good, so a reader that looked at it before keeps seeing a bad
+ * block or the good one (it hashes it again if not marked verified).
+ * Never in the completion context.
+ */
+static noinline int fec_correct_hash(struct extverity_target *v,
+				     struct extverity_io *io, u32 t,
+				     u64 hblock, u8 *data, const u8 *want,
+				     const struct extverity_geometry *g)
+{
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	u8 *buf;
+	int err;
+
+	if (!v->fec || io->in_bh)
+		return -EBADMSG;
+	buf = mempool_alloc(&v->fec->block_pool, GFP_NOIO);
+	err = extverity_fec_decode(v, io, v->p.data_blocks + hblock, buf);
+	if (!err && want) {
+		err = extverity_hash_block(v, extverity_io_desc(io), buf,
+					   digest);
+		if (!err && crypto_memneq(digest, want, v->p.digest_size))
+			err = -EBADMSG;
+	} else if (!err) {
+		err = check_top(v, io, t, g, buf);
+	}
+	if (!err) {
+		memcpy(data, buf, v->p.block_size);
+		this_cpu_inc(v->stats->corrected);
+		DMWARN_LIMIT("%s: hash block %llu (tree %u): corrected by FEC",
+			     dm_device_name(dm_table_get_md(v->ti->table)),
+			     hblock, t);
+	} else if (err != -EBADMSG) {
+		/* An unreadable FEC device: the block stays bad. */
+		err = -EBADMSG;
+	}
+	mempool_free(buf, &v->fec->block_pool);
+	return err;
+}
+
+/*
+ * Check the top of tree @t, held in TOPS buffer @b at @data (block
+ * @hblock), against the tree's root; remembered per tree for as long as the
+ * buffer keeps its data.
  */
 static int verify_top(struct extverity_target *v, struct extverity_io *io,
 		      u32 t, const struct extverity_geometry *g,
-		      struct dm_buffer *b, const u8 *data)
+		      struct dm_buffer *b, u64 hblock, u8 *data)
 {
 	struct extverity_mtree *tree = &v->trees[t];
 	struct extverity_buf_aux *aux = dm_bufio_get_aux_data(b);
-	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	int err;
 
 	if (READ_ONCE(tree->top_gen) == aux->gen)
 		return 0;
-	err = extverity_hash_top(v, extverity_io_desc(io),
-				 data + (tree->top & (v->p.block_size - 1)),
-				 g->top_len, digest);
+	err = check_top(v, io, t, g, data);
+	if (err == -EBADMSG)
+		err = fec_correct_hash(v, io, t, hblock, data, NULL, g);
 	if (err)
 		return err;
-	if (crypto_memneq(digest, v->roots + (size_t)t * v->p.digest_size,
-			  v->p.digest_size))
-		return -EBADMSG;
 	WRITE_ONCE(tree->top_gen, aux->gen);
 	return 0;
 }
@@ -218,12 +278,13 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 			return PTR_ERR(data);
 		aux = dm_bufio_get_aux_data(b);
 		if (level == g.num_levels - 1) {
-			err = verify_top(v, io, t, &g, b, data);
+			err = verify_top(v, io, t, &g, b, hblock, data);
 		} else if (!aux->verified) {
 			err = extverity_hash_block(v, extverity_io_desc(io),
 						   data, digest);
 			if (!err && crypto_memneq(digest, want, p->digest_size))
-				err = -EBADMSG;
+				err = fec_correct_hash(v, io, t, hblock, data,
+						       want, &g);
 			if (!err)
 				aux->verified = true;
 		} else {
@@ -543,11 +604,63 @@ static noinline int recheck_block(struct extverity_target *v,
 	return err;
 }
 
+/* Log data block @block (rule @e) as corrected, as handle_corruption() would. */
+static void log_fec_data(struct extverity_target *v,
+			 const struct extverity_ext *e, u64 block)
+{
+	const char *dev = dm_device_name(dm_table_get_md(v->ti->table));
+	const char *what = "corrected by FEC";
+	u64 offset = (e->leaf + (block - e->start)) << v->p.log_blocksize;
+
+	if (e->tree == EXTVERITY_TREE_RESIDUAL)
+		DMWARN_LIMIT("%s: data block %llu: %s, metadata", dev, block,
+			     what);
+	else
+		DMWARN_LIMIT("%s: data block %llu: %s, file inode %llu byte offset %llu",
+			     dev, block, what, e->inode, offset);
+}
+
+/*
+ * Data block @block (rule @e), which the bio holds at @start, failed its
+ * digest @want, or could not be read: if FEC decodes a block that matches,
+ * the bio gets it.  Returns 0, or -EBADMSG when it cannot be corrected.
+ */
+static noinline int fec_correct_data(struct extverity_target *v,
+				     struct extverity_io *io, struct bio *bio,
+				     struct bvec_iter start,
+				     const struct extverity_ext *e, u64 block,
+				     const u8 *want)
+{
+	u8 real[EXTVERITY_MAX_DIGEST_SIZE];
+	u8 *buf;
+	int err;
+
+	if (!v->fec)
+		return -EBADMSG;
+	buf = mempool_alloc(&v->fec->block_pool, GFP_NOIO);
+	err = extverity_fec_decode(v, io, block, buf);
+	if (!err)
+		err = extverity_hash_block(v, extverity_io_desc(io), buf, real);
+	if (!err && crypto_memneq(real, want, v->p.digest_size))
+		err = -EBADMSG;
+	if (!err) {
+		copy_to_bio_block(v, bio, start, buf);
+		this_cpu_inc(v->stats->corrected);
+		log_fec_data(v, e, block);
+	} else {
+		err = -EBADMSG;
+	}
+	mempool_free(buf, &v->fec->block_pool);
+	return err;
+}
+
 /*
  * Verify data block @block, the next block of the bio at @iter.  On a
  * failure other than corruption, @what says what failed, for the log.  In
  * the completion context any failure is -EAGAIN: the worker checks the
- * block again and rechecks, reports or logs it.
+ * block again and rechecks, reports or logs it.  When the data device
+ * failed the read (@io->read_failed, worker only), the bio holds nothing:
+ * the block can only come from FEC.
  */
 static int verify_block(struct extverity_target *v, struct extverity_io *io,
 			struct bio *bio, struct bvec_iter *iter,
@@ -570,6 +683,15 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 		*what = "cannot read its hash blocks from the hash device";
 		return err;
 	}
+	if (io->read_failed) {
+		bio_advance_iter(bio, iter, v->p.block_size);
+		err = fec_correct_data(v, io, bio, start, e, block, want);
+		if (err) {
+			*what = "data device read failed, and FEC cannot correct it";
+			return -EIO;
+		}
+		return 0;
+	}
 	err = extverity_hash_bio_block(v, extverity_io_desc(io), bio, iter,
 				       real);
 	if (err && io->in_bh)
@@ -582,6 +704,9 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 		if (io->in_bh)
 			return -EAGAIN;
 		err = recheck_block(v, io, bio, start, block, want);
+		if (err == -EBADMSG)
+			err = fec_correct_data(v, io, bio, start, e, block,
+					       want);
 		if (err == -EBADMSG)
 			return handle_corruption(v, e, block,
 						 EXTVERITY_DATA_CORRUPT);
@@ -623,7 +748,7 @@ static int verify_io(struct extverity_io *io, struct bio *bio, u64 *failed,
 		if (e->tree == EXTVERITY_TREE_ZERO) {
 			zero_bio_block(v, bio, &iter);
 			this_cpu_inc(v->stats->zero);
-		} else if (v->verified_blocks &&
+		} else if (v->verified_blocks && !io->read_failed &&
 			   test_bit(block, v->verified_blocks)) {
 			bio_advance_iter(bio, &iter, v->p.block_size);
 		} else {
@@ -683,6 +808,17 @@ static void handle_io_error(struct extverity_target *v, u64 block, u64 last,
 		panic("dm-extverity device has I/O error");
 }
 
+/*
+ * A failed read goes to FEC, block by block, unless it was a readahead
+ * (nobody waits for it, and correcting it costs reads of whole rounds) or
+ * the system is shutting down, as dm-verity decides.
+ */
+static bool fec_read_error(struct extverity_io *io, struct bio *bio)
+{
+	return io->v->fec && !(bio->bi_opf & REQ_RAHEAD) &&
+	       !system_shutting_down();
+}
+
 static noinline void extverity_work(struct work_struct *w)
 {
 	struct extverity_io *io = container_of(w, struct extverity_io, work);
@@ -692,7 +828,7 @@ static noinline void extverity_work(struct work_struct *w)
 	u64 failed = io->block;
 	int err;
 
-	if (bio->bi_status) {
+	if (bio->bi_status && !fec_read_error(io, bio)) {
 		handle_io_error(v, io->block, io->block + io->n_blocks - 1,
 				"data device read failed",
 				blk_status_to_errno(bio->bi_status));
@@ -700,6 +836,7 @@ static noinline void extverity_work(struct work_struct *w)
 		finish_io(io, bio, bio->bi_status);
 		return;
 	}
+	io->read_failed = bio->bi_status != BLK_STS_OK;
 	err = verify_io(io, bio, &failed, &what);
 	/*
 	 * Hash device, re-read or crypto failure, not corruption.  As in
@@ -808,8 +945,8 @@ void extverity_end_io(struct bio *bio)
 	struct extverity_io *io = bio->bi_private;
 
 	if (bio->bi_status) {
-		if (!(io->v->opts & EXTVERITY_ERROR_MODES) ||
-		    (bio->bi_opf & REQ_RAHEAD))
+		if ((!(io->v->opts & EXTVERITY_ERROR_MODES) ||
+		     (bio->bi_opf & REQ_RAHEAD)) && !fec_read_error(io, bio))
 			finish_io(io, bio, bio->bi_status);
 		else
 			queue_verify(io);

@@ -12,6 +12,7 @@
  *	dm-extverity-verify.c	the read path: tree walk and corruption handling
  *	dm-extverity-message.c	target messages: measure, corrupted
  *	dm-extverity-sig.c	signed root digests (optional)
+ *	dm-extverity-fec.c	forward error correction (optional)
  *	dm-extverity-format.c	on-disk rules, shared with the userspace tool
  */
 #ifndef DM_EXTVERITY_H
@@ -21,6 +22,7 @@
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/dm-bufio.h>
+#include <linux/mempool.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <crypto/hash.h>
@@ -43,6 +45,16 @@
 #define EXTVERITY_OPT_CHECK_AT_MOST_ONCE	BIT(5)
 #define EXTVERITY_OPT_ROOT_HASH_SIG		BIT(6)
 #define EXTVERITY_OPT_TRY_VERIFY_IN_BH		BIT(7)
+#define EXTVERITY_OPT_FEC_DEVICE		BIT(8)
+#define EXTVERITY_OPT_FEC_ROOTS			BIT(9)
+#define EXTVERITY_OPT_FEC_BLOCKS		BIT(10)
+#define EXTVERITY_OPT_FEC_START			BIT(11)
+
+/* Forward error correction takes all four options or none. */
+#define EXTVERITY_FEC_OPTS	(EXTVERITY_OPT_FEC_DEVICE | \
+				 EXTVERITY_OPT_FEC_ROOTS | \
+				 EXTVERITY_OPT_FEC_BLOCKS | \
+				 EXTVERITY_OPT_FEC_START)
 
 #define EXTVERITY_CORRUPTION_MODES	(EXTVERITY_OPT_IGNORE_CORRUPTION | \
 					 EXTVERITY_OPT_RESTART_ON_CORRUPTION | \
@@ -111,6 +123,30 @@ struct extverity_stats {
 	u64 verified;	/* data blocks hashed and found intact */
 	u64 corrupt;	/* data blocks that failed verification */
 	u64 zero;	/* blocks of zero ranges returned as zeros */
+	u64 corrected;	/* data and hash blocks corrected by FEC */
+};
+
+/**
+ * struct extverity_fec_state - forward error correction (use_fec_from_device)
+ * @dev: the FEC device
+ * @bufio: its parity blocks
+ * @g: the code and where its parity is; from the table line, then checked
+ *	equal to the hash area's authenticated FEC record
+ * @rs_pool: struct rs_control, one per decode in flight: decode_rs8()
+ *	keeps its work in it
+ * @cw_pool: buffers of EXTVERITY_FEC_BUF_SIZE bytes, codewords
+ * @block_pool: corrected blocks
+ *
+ * The pools are sized at table load, so that a correction waits for a
+ * buffer rather than fails under memory pressure.
+ */
+struct extverity_fec_state {
+	struct dm_dev *dev;
+	struct dm_bufio_client *bufio;
+	struct extverity_fec_geometry g;
+	mempool_t rs_pool;
+	mempool_t cw_pool;
+	mempool_t block_pool;
 };
 
 /**
@@ -156,6 +192,7 @@ struct extverity_stats {
  * @corrupt_overflow: bad blocks seen in files beyond the first
  *	EXTVERITY_CORRUPT_FILES_MAX
  * @corrupt_files: the files the `corrupted` message lists
+ * @fec: forward error correction, or NULL without its options
  */
 struct extverity_target {
 	struct dm_target *ti;
@@ -196,6 +233,7 @@ struct extverity_target {
 	unsigned int nr_corrupt_files;
 	u64 corrupt_overflow;
 	struct extverity_corrupt_file corrupt_files[EXTVERITY_CORRUPT_FILES_MAX];
+	struct extverity_fec_state *fec;
 };
 
 /*
@@ -219,6 +257,7 @@ struct extverity_io {
 	unsigned int done;	/* blocks verified so far */
 	unsigned short ioprio;	/* the bio's, for the hash reads it causes */
 	bool in_bh;		/* in the completion context: may not sleep */
+	bool read_failed;	/* the data device failed the read: FEC it */
 	atomic_t *wq_queued;	/* the count it is in while on wq, or NULL */
 	struct work_struct work;	/* the worker's */
 	struct work_struct bh_work;	/* the attempt queued to system_bh_wq */
@@ -373,6 +412,53 @@ static inline int extverity_sig_check(struct extverity_target *v,
 				      char **error)
 {
 	return 0;
+}
+#endif
+
+/* dm-extverity-fec.c */
+#ifdef CONFIG_DM_EXTVERITY_FEC
+/*
+ * Take the argument of FEC option @flag (EXTVERITY_OPT_FEC_*); 0, or
+ * -errno with *@error set.
+ */
+int extverity_fec_parse_opt(struct extverity_target *v, unsigned int flag,
+			    const char *arg, char **error);
+int extverity_fec_check_record(struct extverity_target *v,
+			       const struct extverity_fec *rec, char **error);
+int extverity_fec_ctr(struct extverity_target *v, char **error);
+void extverity_fec_dtr(struct extverity_target *v);
+int extverity_fec_decode(struct extverity_target *v, struct extverity_io *io,
+			 u64 index, u8 *out);
+#else
+static inline int extverity_fec_parse_opt(struct extverity_target *v,
+					  unsigned int flag, const char *arg,
+					  char **error)
+{
+	*error = "FEC needs CONFIG_DM_EXTVERITY_FEC";
+	return -EOPNOTSUPP;
+}
+
+static inline int extverity_fec_check_record(struct extverity_target *v,
+					     const struct extverity_fec *rec,
+					     char **error)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int extverity_fec_ctr(struct extverity_target *v, char **error)
+{
+	return 0;
+}
+
+static inline void extverity_fec_dtr(struct extverity_target *v)
+{
+}
+
+static inline int extverity_fec_decode(struct extverity_target *v,
+				       struct extverity_io *io, u64 index,
+				       u8 *out)
+{
+	return -EOPNOTSUPP;
 }
 #endif
 

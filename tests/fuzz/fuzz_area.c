@@ -178,7 +178,8 @@ static void check_table_line(const struct ev_area *a, const char *root)
 {
 	struct ev_table_line t;
 	char *line = ev_table_params(a, "254:0", area_path,
-				     1U << EV_OPT_CHECK_AT_MOST_ONCE, NULL);
+				     1U << EV_OPT_CHECK_AT_MOST_ONCE, NULL,
+				     NULL);
 
 	FUZZ_CHECK(!ev_table_parse(line, &t), "table line '%s' does not "
 		   "parse", line);

@@ -26,7 +26,11 @@ static bool same_line(const struct ev_table_line *a,
 	       !strcmp(a->alg, b->alg) && !strcmp(a->root, b->root) &&
 	       a->flags == b->flags &&
 	       !a->sig_key == !b->sig_key &&
-	       (!a->sig_key || !strcmp(a->sig_key, b->sig_key));
+	       (!a->sig_key || !strcmp(a->sig_key, b->sig_key)) &&
+	       !a->fec_dev == !b->fec_dev &&
+	       (!a->fec_dev || !strcmp(a->fec_dev, b->fec_dev)) &&
+	       a->fec_roots == b->fec_roots && a->fec_blocks == b->fec_blocks &&
+	       a->fec_start == b->fec_start;
 }
 
 static void check_bounds(const struct ev_table_line *t, const char *line)
@@ -34,7 +38,9 @@ static void check_bounds(const struct ev_table_line *t, const char *line)
 	FUZZ_CHECK(*t->data && *t->hash && *t->alg && *t->root &&
 		   strlen(t->root) % 2 == 0 &&
 		   !(t->flags & ~((1U << EV_NR_TABLE_OPTS) - 1)) &&
-		   (!t->sig_key || *t->sig_key),
+		   (!t->sig_key || *t->sig_key) &&
+		   (t->fec_dev ? *t->fec_dev && t->fec_roots && t->fec_blocks :
+		    !t->fec_roots && !t->fec_blocks && !t->fec_start),
 		   "'%s' parsed to out-of-range values", line);
 }
 
@@ -79,6 +85,9 @@ static void parse_status(const char *s)
 	snprintf(line, sizeof(line), "%c %llu %llu %llu", st.health,
 		 (unsigned long long)st.verified,
 		 (unsigned long long)st.corrupt, (unsigned long long)st.zero);
+	if (st.has_corrected)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " %llu", (unsigned long long)st.corrected);
 	FUZZ_CHECK(!ev_status_parse(line, &st2) &&
 		   !memcmp(&st, &st2, sizeof(st)), "'%s' reads back as other "
 		   "values from '%s'", s, line);
@@ -122,9 +131,17 @@ static void build(const uint8_t *data, size_t size)
 	free(root);
 	t.data = take(&data, &size, 1 + (size ? data[0] % 32 : 0));
 	t.hash = take(&data, &size, 1 + (size ? data[0] % 32 : 0));
+	if (size && data[0] & 2) {
+		/* Roots and blocks are never 0 on a line that parses. */
+		t.fec_roots = 1 + hdr[9];
+		t.fec_blocks = 1 + hdr[1];
+		t.fec_start = hdr[2];
+		t.fec_dev = take(&data, &size, 1 + data[0] % 32);
+	}
 	if (size && data[0] & 1)
 		t.sig_key = take(&data, &size, size);
-	if (*t.root && *t.data && *t.hash && (!t.sig_key || *t.sig_key))
+	if (*t.root && *t.data && *t.hash && (!t.sig_key || *t.sig_key) &&
+	    (!t.fec_dev || *t.fec_dev))
 		round_trip(&t, "built");
 	ev_table_line_free(&t);
 }

@@ -50,6 +50,7 @@ SECT_NAMES = ['extents', 'trees', 'files', 'tops', 'levels', 'inodes']
 # Sections with a digest in the superblock (EXTVERITY_SECT_HAS_DIGEST).
 DIGESTED = (EXTENTS, TREES, FILES, INODES)
 INODE_INDEX = 1		# EXTVERITY_COMPAT_INODE_INDEX
+FEC_FLAG = 2		# EXTVERITY_COMPAT_FEC
 INODE_FMT = '<QII'
 DIGEST = {1: 32, 2: 64}
 HASHES = {1: hashlib.sha256, 2: hashlib.sha512,
@@ -418,19 +419,28 @@ def cases(a):
 
     # --- Valid variants: each must load and read back as the image.
     yield 'none', 're-encoded', lambda x: None, ok()
-    # Unknown compat bits are ignored; the one known bit says the index is
-    # there: clear, slot 5 is ignored as by a reader older than the index.
-    yield 'sb.compat_flags', 'all-unknown-bits-added', set_sb('compat', U32), ok()
+    # Unknown compat bits are ignored; the known bits say the index (and
+    # the FEC record, which this area has not) are there: clear, slot 5 is
+    # ignored as by a reader older than the index.  FEC's bit without its
+    # section is refused: the slot of an area without FEC is all zeros,
+    # record size included.
+    yield 'sb.compat_flags', 'all-unknown-bits-added', \
+        set_sb('compat', U32 & ~FEC_FLAG), ok()
     yield 'sb.compat_flags', 'unknown-bits-only', \
-        set_sb('compat', U32 & ~INODE_INDEX), ok()
+        set_sb('compat', U32 & ~INODE_INDEX & ~FEC_FLAG), ok()
+    yield 'sb.compat_flags', 'fec-without-its-section', \
+        set_sb('compat', INODE_INDEX | FEC_FLAG), \
+        sb('section has the wrong record size')
     yield 'sb.compat_flags', 'inode-index-clear', set_sb('compat', 0), ok()
     yield 'sb.sections[inodes]', 'garbage,flag-clear', \
         both(set_sb('compat', 0),
              lambda x: x.sect.__setitem__(INODES, [7, 7, 7, 7, 7, b'\x07' * 64])), \
         ok()
     yield 'sb.uuid', 'other', set_sb('uuid', bytes(range(16))), ok()
-    yield 'sb.sections[6]', 'spare-slot-filled', \
+    yield 'sb.sections[fec]', 'garbage,flag-clear', \
         lambda x: x.sect.__setitem__(6, [7, 7, 7, 7, 7, b'\x07' * 64]), ok()
+    yield 'sb.sections[7]', 'spare-slot-filled', \
+        lambda x: x.sect.__setitem__(7, [7, 7, 7, 7, 7, b'\x07' * 64]), ok()
 
     def split(x):
         e = x.ext[lay.E_FILE]

@@ -170,7 +170,7 @@ def gen(outdir, length, root, disk_sectors):
         r'extverity: Unexpected argument after the options')
     for u in ['foo', 'IGNORE_CORRUPTION', 'ignore_corruption=1',
               'ignore_corruption,', 'ignore-corruption', 'ignore_zero_blocks',
-              'use_fec_from_device', 'fec_roots', 'restart_on_corruption_',
+              'use_fec_from_device_', 'fec_root', 'restart_on_corruption_',
               'check_at_most_twice', '--', '0', '1', 'panic', 'restart',
               'root_hash_sig_key_desc=x', 'sha256', root]:
         opt(['1', u], 'opts', r'extverity: Unknown option')
@@ -189,6 +189,20 @@ def gen(outdir, length, root, disk_sectors):
                         r'extverity: Conflicting options')
     opt(['1', 'root_hash_sig_key_desc'], 'opts',
         r'extverity: Missing option argument')
+    for o in ['use_fec_from_device', 'fec_roots', 'fec_blocks', 'fec_start']:
+        opt(['1', o], 'opts', r'extverity: Missing option argument')
+    for v in ['0', '1', '25', '-2', 'x', '4294967298']:
+        opt(['2', 'fec_roots', v], 'opts',
+            r'extverity: Invalid fec_roots \(2 to 24\)')
+    for v in ['0', '-1', 'x', '18446744073709551616']:
+        opt(['2', 'fec_blocks', v], 'opts', r'extverity: Invalid fec_blocks')
+    for v in ['-1', 'x', '18446744073709551616']:
+        opt(['2', 'fec_start', v], 'opts', r'extverity: Invalid fec_start')
+    opt(['2', 'fec_roots', '2'], 'opts',
+        r'extverity: FEC needs use_fec_from_device, fec_roots, '
+        r'fec_blocks and fec_start')
+    opt(['4', 'fec_start', '0', 'fec_start', '0'], 'opts',
+        r'extverity: Duplicate option')
     opt(['2', 'check_at_most_once', 'root_hash_sig_key_desc'], 'opts',
         r'extverity: Missing option argument')
     for d in ['a,b', 'a;b', ',', 'x' * 5000]:

@@ -350,6 +350,13 @@ static int load_fec(struct ev_area *a)
 	return 0;
 }
 
+int ev_area_load_fec(struct ev_area *a)
+{
+	int r = load_fec(a);
+
+	return r < 0 ? -r : r ? EV_ECORRUPT : 0;
+}
+
 int ev_area_load(struct ev_area *a)
 {
 	const struct extverity_params *p = &a->p;

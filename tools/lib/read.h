@@ -140,6 +140,13 @@ int ev_area_parse(struct ev_area *a);
  */
 int ev_area_load(struct ev_area *a);
 
+/*
+ * Read, authenticate and validate the FEC section alone, into @a->fec when
+ * @a->has_fec (what table and open need of a parsed area); 0, EV_ECORRUPT
+ * or EV_EIO, with the error printed.
+ */
+int ev_area_load_fec(struct ev_area *a);
+
 /**
  * ev_area_read() - open, authenticate, parse and load a hash area
  * @a: filled in; close with ev_area_close() whatever the result

@@ -72,6 +72,18 @@ int ev_table_open_area(struct ev_area *a, const char *hash, u64 offset,
 	return err;
 }
 
+int ev_table_fec(struct ev_area *a)
+{
+	int err = ev_area_load_fec(a);
+
+	if (!err && !a->has_fec) {
+		ev_error("%s has no FEC record: format it with --fec-device",
+			 a->path);
+		err = EV_EUSAGE;
+	}
+	return err;
+}
+
 u64 ev_table_sectors(const struct ev_area *a)
 {
 	return a->p.data_blocks << (a->p.log_blocksize - 9);
@@ -116,6 +128,8 @@ char *ev_table_format(const struct ev_table_line *t)
 		n += !!(t->flags & (1U << i));
 	if (t->sig_key)
 		n += 2;
+	if (t->fec_dev)
+		n += 8;
 	if (n)
 		fprintf(fp, " %d", n);
 	for (i = 0; i < EV_NR_TABLE_OPTS; i++)
@@ -125,6 +139,13 @@ char *ev_table_format(const struct ev_table_line *t)
 	if (t->sig_key) {
 		fprintf(fp, " %s", EV_SIG_TABLE_OPT);
 		put_word(fp, t->sig_key);
+	}
+	if (t->fec_dev) {
+		fprintf(fp, " use_fec_from_device");
+		put_word(fp, t->fec_dev);
+		fprintf(fp, " fec_roots %" PRIu64 " fec_blocks %" PRIu64
+			" fec_start %" PRIu64, t->fec_roots, t->fec_blocks,
+			t->fec_start);
 	}
 	/* A stream in memory fails only when it cannot grow. */
 	if (fclose(fp) || !line) {
@@ -137,7 +158,7 @@ char *ev_table_format(const struct ev_table_line *t)
 
 char *ev_table_params(const struct ev_area *a, const char *data,
 		      const char *hash, unsigned int flags,
-		      const char *sig_key_desc)
+		      const char *sig_key_desc, const char *fec)
 {
 	struct ev_table_line t = {
 		.version = EXTVERITY_FORMAT_VERSION,
@@ -146,7 +167,14 @@ char *ev_table_params(const struct ev_area *a, const char *data,
 		.hash_sector = a->offset / 512,
 		.flags = flags,
 		.sig_key = (char *)sig_key_desc,
+		.fec_dev = (char *)fec,
 	};
+
+	if (fec) {
+		t.fec_roots = a->fec.roots;
+		t.fec_blocks = a->fec.blocks;
+		t.fec_start = a->fec.start;
+	}
 
 	snprintf(t.alg, sizeof(t.alg), "%s",
 		 extverity_hash_name(a->p.hash_algorithm));
@@ -154,8 +182,23 @@ char *ev_table_params(const struct ev_area *a, const char *data,
 	return ev_table_format(&t);
 }
 
-/* Words a table line can have: six fixed, the count, every option. */
-#define MAX_WORDS	(6 + 1 + EV_NR_TABLE_OPTS + 2)
+/*
+ * Words a table line can have: six fixed, the count, every option, the
+ * signature key's two words and FEC's eight.
+ */
+#define MAX_WORDS	(6 + 1 + EV_NR_TABLE_OPTS + 2 + 8)
+
+/* The FEC options with a number, in the order the kernel prints them. */
+static const char *const fec_num_opts[] = {
+	"fec_roots", "fec_blocks", "fec_start",
+};
+
+/* FEC option @i of fec_num_opts[] in @t. */
+static u64 *fec_num(struct ev_table_line *t, int i)
+{
+	return i == 0 ? &t->fec_roots : i == 1 ? &t->fec_blocks :
+	       &t->fec_start;
+}
 
 /*
  * Split @s in place into at most @max words as dm_split_args() does: runs
@@ -199,6 +242,7 @@ static bool is_hex(const char *s)
 int ev_table_parse(const char *params, struct ev_table_line *t)
 {
 	char *copy = xstrdup(params), *w[MAX_WORDS];
+	unsigned int fec_seen = 0;
 	int n, i, k, err = -EINVAL;
 	u64 v;
 
@@ -227,6 +271,24 @@ int ev_table_parse(const char *params, struct ev_table_line *t)
 			t->sig_key = xstrdup(w[i]);
 			continue;
 		}
+		if (!strcmp(w[i], "use_fec_from_device")) {
+			if (t->fec_dev || ++i == n)
+				goto out;
+			t->fec_dev = xstrdup(w[i]);
+			continue;
+		}
+		for (k = 0; k < (int)EV_ARRAY_SIZE(fec_num_opts); k++)
+			if (!strcmp(w[i], fec_num_opts[k]))
+				break;
+		if (k < (int)EV_ARRAY_SIZE(fec_num_opts)) {
+			/* Given once each, and never 0. */
+			if ((fec_seen & (1U << k)) || ++i == n ||
+			    ev_parse_u64(w[i], fec_num(t, k)) ||
+			    (!*fec_num(t, k) && k != 2))
+				goto out;
+			fec_seen |= 1U << k;
+			continue;
+		}
 		for (k = 0; k < EV_NR_TABLE_OPTS; k++)
 			if (!strcmp(w[i], ev_table_opts[k].param))
 				break;
@@ -234,6 +296,9 @@ int ev_table_parse(const char *params, struct ev_table_line *t)
 			goto out;
 		t->flags |= 1U << k;
 	}
+	/* All four FEC options, or none. */
+	if ((t->fec_dev ? 7U : 0U) != fec_seen)
+		goto out;
 	err = 0;
 out:
 	free(copy);
@@ -245,21 +310,26 @@ void ev_table_line_free(struct ev_table_line *t)
 	free(t->data);
 	free(t->hash);
 	free(t->sig_key);
+	free(t->fec_dev);
 	memset(t, 0, sizeof(*t));
 }
 
 int ev_status_parse(const char *params, struct ev_target_status *st)
 {
-	char *copy = xstrdup(params), *w[5];
-	int err = -EINVAL;
+	char *copy = xstrdup(params), *w[6];
+	int err = -EINVAL, n;
 
 	memset(st, 0, sizeof(*st));
-	if (split_words(copy, w, 5, false) != 4 || strlen(w[0]) != 1 ||
+	/* Targets before FEC print four words, without the corrected count. */
+	n = split_words(copy, w, 6, false);
+	if ((n != 4 && n != 5) || strlen(w[0]) != 1 ||
 	    (w[0][0] != 'V' && w[0][0] != 'C') ||
 	    ev_parse_u64(w[1], &st->verified) ||
-	    ev_parse_u64(w[2], &st->corrupt) || ev_parse_u64(w[3], &st->zero))
+	    ev_parse_u64(w[2], &st->corrupt) || ev_parse_u64(w[3], &st->zero) ||
+	    (n == 5 && ev_parse_u64(w[4], &st->corrected)))
 		goto out;
 	st->health = w[0][0];
+	st->has_corrected = n == 5;
 	err = 0;
 out:
 	free(copy);

@@ -51,6 +51,11 @@ int ev_table_add_opt(unsigned int *flags, enum ev_table_opt opt);
  * @root: root digest, hex
  * @flags: the table options, a bit per enum ev_table_opt
  * @sig_key: root_hash_sig_key_desc's argument, allocated, or NULL
+ * @fec_dev: use_fec_from_device's argument, allocated, or NULL (then the
+ *	three below are 0)
+ * @fec_roots: fec_roots
+ * @fec_blocks: fec_blocks
+ * @fec_start: fec_start
  */
 struct ev_table_line {
 	unsigned int version;
@@ -61,6 +66,10 @@ struct ev_table_line {
 	char root[2 * EXTVERITY_MAX_DIGEST_SIZE + 1];
 	unsigned int flags;
 	char *sig_key;
+	char *fec_dev;
+	u64 fec_roots;
+	u64 fec_blocks;
+	u64 fec_start;
 };
 
 /*
@@ -81,12 +90,17 @@ char *ev_table_format(const struct ev_table_line *t);
 int ev_table_parse(const char *params, struct ev_table_line *t);
 void ev_table_line_free(struct ev_table_line *t);
 
-/* The status line of the target: "V|C VERIFIED CORRUPT ZERO". */
+/*
+ * The status line of the target: "V|C VERIFIED CORRUPT ZERO [CORRECTED]"
+ * (@has_corrected: the target counts blocks corrected by FEC).
+ */
 struct ev_target_status {
 	char health;
 	u64 verified;
 	u64 corrupt;
 	u64 zero;
+	u64 corrected;
+	bool has_corrected;
 };
 
 /* Parse a status line into @st; 0 or -EINVAL. */
@@ -134,6 +148,13 @@ int ev_damage_parse(const char *answer, struct ev_damage **v, size_t *n,
 int ev_table_open_area(struct ev_area *a, const char *hash, u64 offset,
 		       const char *root_hex);
 
+/*
+ * Load the FEC record of an area opened by ev_table_open_area(), for a
+ * table line with FEC; 0 or an exit code (EV_EUSAGE when it has none),
+ * with the error printed.
+ */
+int ev_table_fec(struct ev_area *a);
+
 /* Sectors the table maps: the data image's size. */
 u64 ev_table_sectors(const struct ev_area *a);
 
@@ -145,12 +166,14 @@ u64 ev_table_sectors(const struct ev_area *a);
  * @flags: the table options
  * @sig_key_desc: description of the key holding the root digest's
  *	signature (root_hash_sig_key_desc), or NULL
+ * @fec: FEC device as the kernel should see it, or NULL; the code and
+ *	where its parity is come from @a's FEC record (ev_area_load_fec())
  *
  * Return: "1 DATA HASH SECTOR ALG ROOT [N OPTS...]", allocated; NULL,
  * with the error printed, when there is no memory for it.
  */
 char *ev_table_params(const struct ev_area *a, const char *data,
 		      const char *hash, unsigned int flags,
-		      const char *sig_key_desc);
+		      const char *sig_key_desc, const char *fec);
 
 #endif /* EXTVERITY_TABLE_H */

@@ -16,7 +16,9 @@
 #include "sig.h"
 #include "table.h"
 
-enum { OPT_OFFSET = 256, OPT_JSON, OPT_SIG, OPT_ROOT_FILE, OPT_TABLE };
+enum {
+	OPT_OFFSET = 256, OPT_JSON, OPT_SIG, OPT_ROOT_FILE, OPT_FEC, OPT_TABLE
+};
 
 /* The longest name device-mapper takes (DM_NAME_LEN - 1). */
 #define EV_DM_NAME_MAX 127
@@ -86,23 +88,30 @@ static void dm_uuid(const u8 u[16], const char *name,
 	snprintf(out, EV_DM_UUID_MAX + 1, "EXTVERITY-%s-%s", hex, name);
 }
 
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return S_ISREG(a->st_mode) && S_ISREG(b->st_mode) &&
+	       a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
 /*
  * Everything but option parsing; @args: DATA NAME HASH ROOT_DIGEST;
- * @sig: the root digest's signature file, or NULL.
+ * @sig: the root digest's signature file, or NULL; @fec: the FEC device
+ * (a file or a block device), or NULL.
  */
 static int do_open(const char *args[], u64 offset, unsigned int flags,
-		   bool json, const char *sig)
+		   bool json, const char *sig, const char *fec)
 {
 	const char *data = args[0], *name = args[1], *hash = args[2];
-	char dstr[32], hstr[32], *params = NULL, *table = NULL;
+	char dstr[32], hstr[32], fstr[32], *params = NULL, *table = NULL;
 	char uuid[EV_DM_UUID_MAX + 1];
 	char *sig_desc = NULL;
 	int32_t sig_key = 0;
-	int dfd = -1, hfd = -1, err;
-	struct stat dst, hst;
+	int dfd = -1, hfd = -1, ffd = -1, err;
+	struct stat dst, hst, fst;
 	struct ev_dm_info info;
 	bool has_target;
-	dev_t ddev, hdev;
+	dev_t ddev, hdev, fdev;
 	struct ev_area a;
 
 	if (!check_name(name))
@@ -110,10 +119,14 @@ static int do_open(const char *args[], u64 offset, unsigned int flags,
 	err = check_dev(data, &dst);
 	if (!err)
 		err = check_dev(hash, &hst);
+	if (!err && fec)
+		err = check_dev(fec, &fst);
 	if (err)
 		return err;
 	/* A wrong digest is told here, before the kernel is involved. */
 	err = ev_table_open_area(&a, hash, offset, args[3]);
+	if (!err && fec)
+		err = ev_table_fec(&a);
 	if (!err && sig) {
 		sig_desc = ev_sig_desc_for(name);
 		err = ev_sig_load(sig, sig_desc, &sig_key);
@@ -135,16 +148,26 @@ static int do_open(const char *args[], u64 offset, unsigned int flags,
 	}
 	if (!err)
 		err = get_dev(data, &dst, &dfd, &ddev);
-	if (!err && S_ISREG(dst.st_mode) && S_ISREG(hst.st_mode) &&
-	    dst.st_dev == hst.st_dev && dst.st_ino == hst.st_ino)
+	if (!err && same_file(&dst, &hst))
 		hdev = ddev;	/* hash area appended: one loop device */
 	else if (!err)
 		err = get_dev(hash, &hst, &hfd, &hdev);
+	/* Parity appended to the image or the hash file: its loop device. */
+	if (!err && fec && same_file(&fst, &dst))
+		fdev = ddev;
+	else if (!err && fec && same_file(&fst, &hst))
+		fdev = hdev;
+	else if (!err && fec)
+		err = get_dev(fec, &fst, &ffd, &fdev);
 	if (err)
 		goto out;
 	snprintf(dstr, sizeof(dstr), "%u:%u", major(ddev), minor(ddev));
 	snprintf(hstr, sizeof(hstr), "%u:%u", major(hdev), minor(hdev));
-	params = ev_table_params(&a, dstr, hstr, flags, sig_desc);
+	if (fec)
+		snprintf(fstr, sizeof(fstr), "%u:%u", major(fdev),
+			 minor(fdev));
+	params = ev_table_params(&a, dstr, hstr, flags, sig_desc,
+				 fec ? fstr : NULL);
 	if (!params) {
 		err = EV_ENOMEM;
 		goto out;
@@ -167,6 +190,8 @@ out:
 		close(dfd);
 	if (hfd >= 0)
 		close(hfd);
+	if (ffd >= 0)
+		close(ffd);
 	free(params);
 	free(table);
 	free(sig_desc);
@@ -176,15 +201,16 @@ out:
 
 int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 {
-	struct option longopts[5 + EV_NR_TABLE_OPTS] = {
+	struct option longopts[6 + EV_NR_TABLE_OPTS] = {
 		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "root-hash-signature", required_argument, NULL, OPT_SIG },
 		{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
+		{ "fec-device", required_argument, NULL, OPT_FEC },
 	};
 	bool seen_offset = false, json = false, seen_sig = false;
-	bool seen_root = false;
-	const char *sig = NULL, *root_file = NULL;
+	bool seen_root = false, seen_fec = false;
+	const char *sig = NULL, *root_file = NULL, *fec = NULL;
 	char root_buf[EV_ROOT_HEX_SIZE];
 	const char *args[4];
 	int err;
@@ -192,7 +218,7 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 	u64 offset = 0;
 	int c;
 
-	ev_table_longopts(longopts + 4, OPT_TABLE);
+	ev_table_longopts(longopts + 5, OPT_TABLE);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == OPT_OFFSET) {
 			if (!ev_once(&seen_offset, "hash-offset") ||
@@ -209,6 +235,10 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 			if (!ev_once(&seen_root, "root-hash-file"))
 				return EV_EUSAGE;
 			root_file = optarg;
+		} else if (c == OPT_FEC) {
+			if (!ev_once(&seen_fec, "fec-device"))
+				return EV_EUSAGE;
+			fec = optarg;
 		} else if (c >= OPT_TABLE &&
 			   c < OPT_TABLE + EV_NR_TABLE_OPTS) {
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
@@ -226,5 +256,5 @@ int ev_cmd_open(const struct ev_command *cmd, int argc, char *argv[])
 				     &args[3]);
 	if (err)
 		return err;
-	return do_open(args, offset, flags, json, sig);
+	return do_open(args, offset, flags, json, sig, fec);
 }

@@ -195,6 +195,10 @@ static void print_json(const char *name, const struct state *s)
 	ev_json_add_u64(j, "verified_blocks", s->st.verified);
 	ev_json_add_u64(j, "corrupt_blocks", s->st.corrupt);
 	ev_json_add_u64(j, "zero_blocks", s->st.zero);
+	if (s->st.has_corrected)
+		ev_json_add_u64(j, "corrected_blocks", s->st.corrected);
+	else
+		ev_json_add(j, "corrected_blocks", NULL);
 	ev_json_add_u64(j, "version", s->t.version);
 	ev_json_add_str(j, "hash_algorithm", s->t.alg);
 	/* Unknown (null) when the superblock could not be read. */
@@ -221,6 +225,12 @@ static void print_json(const char *name, const struct state *s)
 	}
 	ev_json_add(j, "flags", flags);
 	ev_json_add_str(j, "root_hash_sig_key_desc", s->t.sig_key);
+	ev_json_add_str(j, "fec_devno", s->t.fec_dev);
+	if (s->t.fec_dev) {
+		ev_json_add_u64(j, "fec_roots", s->t.fec_roots);
+		ev_json_add_u64(j, "fec_blocks", s->t.fec_blocks);
+		ev_json_add_u64(j, "fec_start", s->t.fec_start);
+	}
 	add_damage_json(j, s);
 	ev_json_print(j);
 }
@@ -237,6 +247,9 @@ static void print_text(const char *name, const struct state *s)
 	printf("  verified:    %" PRIu64 " blocks\n", s->st.verified);
 	printf("  corrupt:     %" PRIu64 " blocks\n", s->st.corrupt);
 	printf("  zero:        %" PRIu64 " blocks\n", s->st.zero);
+	if (s->st.has_corrected)
+		printf("  corrected:   %" PRIu64 " blocks (by FEC)\n",
+		       s->st.corrected);
 	printf("  hash type:   %u\n", s->t.version);
 	if (s->have_sb)
 		printf("  data block:  %u\n", s->block_size);
@@ -266,6 +279,11 @@ static void print_text(const char *name, const struct state *s)
 	if (s->t.sig_key)
 		printf("  signature:   key %s (verified by the kernel)\n",
 		       s->t.sig_key);
+	if (s->t.fec_dev)
+		printf("  FEC:         device %s, %" PRIu64 " roots over %"
+		       PRIu64 " blocks, parity at block %" PRIu64 "\n",
+		       s->t.fec_dev, s->t.fec_roots, s->t.fec_blocks,
+		       s->t.fec_start);
 	print_damage_text(s);
 }
 

@@ -11,26 +11,28 @@
 #include "sig.h"
 #include "table.h"
 
-enum { OPT_OFFSET = 256, OPT_SIG_KEY, OPT_ROOT_FILE, OPT_TABLE };
+enum { OPT_OFFSET = 256, OPT_SIG_KEY, OPT_ROOT_FILE, OPT_FEC, OPT_TABLE };
 
 int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 {
-	struct option longopts[4 + EV_NR_TABLE_OPTS] = {
+	struct option longopts[5 + EV_NR_TABLE_OPTS] = {
 		{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 		{ "root-hash-signature-key", required_argument, NULL,
 		  OPT_SIG_KEY },
 		{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
+		{ "fec-device", required_argument, NULL, OPT_FEC },
 	};
 	unsigned int flags = 0;
 	bool seen_offset = false, seen_sig = false, seen_root = false;
-	const char *sig_key = NULL, *root, *root_file = NULL;
+	bool seen_fec = false;
+	const char *sig_key = NULL, *root, *root_file = NULL, *fec = NULL;
 	char root_buf[EV_ROOT_HEX_SIZE];
 	struct ev_area a;
 	u64 offset = 0;
 	char *params;
 	int c, err;
 
-	ev_table_longopts(longopts + 3, OPT_TABLE);
+	ev_table_longopts(longopts + 4, OPT_TABLE);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == OPT_OFFSET) {
 			if (!ev_once(&seen_offset, "hash-offset") ||
@@ -51,6 +53,14 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 			if (!ev_once(&seen_root, "root-hash-file"))
 				return EV_EUSAGE;
 			root_file = optarg;
+		} else if (c == OPT_FEC) {
+			if (!ev_once(&seen_fec, "fec-device"))
+				return EV_EUSAGE;
+			if (!*optarg) {
+				ev_error("empty FEC device name");
+				return EV_EUSAGE;
+			}
+			fec = optarg;
 		} else if (c >= OPT_TABLE &&
 			   c < OPT_TABLE + EV_NR_TABLE_OPTS) {
 			if (ev_table_add_opt(&flags, c - OPT_TABLE))
@@ -73,12 +83,14 @@ int ev_cmd_table(const struct ev_command *cmd, int argc, char *argv[])
 		return EV_EUSAGE;
 	}
 	err = ev_table_open_area(&a, argv[optind + 1], offset, root);
+	if (!err && fec)
+		err = ev_table_fec(&a);
 	if (err) {
 		ev_area_close(&a);
 		return err;
 	}
 	params = ev_table_params(&a, argv[optind], argv[optind + 1], flags,
-				 sig_key);
+				 sig_key, fec);
 	if (!params) {
 		ev_area_close(&a);
 		return EV_ENOMEM;

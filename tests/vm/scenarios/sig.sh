@@ -138,8 +138,9 @@ refused_by_dmsetup opt-no-argument 'Missing option argument' "$T 1 root_hash_sig
 refused_by_dmsetup opt-bad-desc 'Invalid signature key description' "$T 2 root_hash_sig_key_desc a,b"
 refused_by_dmsetup opt-twice 'Duplicate option' \
 	"$T 4 root_hash_sig_key_desc a root_hash_sig_key_desc b"
-# One word more than every option once and the signature key's argument.
-refused_by_dmsetup opt-too-many 'Invalid number of options' "$T 10 a b c d e f g h i j"
+# One word more than every option once with an argument each (12 options).
+refused_by_dmsetup opt-too-many 'Invalid number of options' \
+	"$T 25 a b c d e f g h i j k l m n o p q r s t u v w x y"
 refused_by_dmsetup opt-arg-counted 'Unexpected argument after the options' \
 	"$T 2 root_hash_sig_key_desc a check_at_most_once"
 no_dm opts
