@@ -170,6 +170,12 @@ static noinline int fec_correct_hash(struct extverity_target *v,
 	}
 	if (!err) {
 		memcpy(data, buf, v->p.block_size);
+		/*
+		 * The good bytes before the flag (aux->verified, top_gen) that
+		 * lets the buffer's other holders use them without hashing;
+		 * paired with the smp_rmb() after each test of the flag.
+		 */
+		smp_wmb();
 		this_cpu_inc(v->stats->corrected);
 		DMWARN_LIMIT("%s: hash block %llu (tree %u): corrected by FEC",
 			     dm_device_name(dm_table_get_md(v->ti->table)),
@@ -195,8 +201,10 @@ static int verify_top(struct extverity_target *v, struct extverity_io *io,
 	struct extverity_buf_aux *aux = dm_bufio_get_aux_data(b);
 	int err;
 
-	if (READ_ONCE(tree->top_gen) == aux->gen)
+	if (READ_ONCE(tree->top_gen) == aux->gen) {
+		smp_rmb();	/* see fec_correct_hash() */
 		return 0;
+	}
 	err = check_top(v, io, t, g, data);
 	if (err == -EBADMSG)
 		err = fec_correct_hash(v, io, t, hblock, data, NULL, g);
@@ -260,6 +268,7 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 		if (IS_ERR(data))
 			return PTR_ERR(data);
 		if (((struct extverity_buf_aux *)dm_bufio_get_aux_data(b))->verified) {
+			smp_rmb();	/* see fec_correct_hash() */
 			memcpy(want, data + offset, p->digest_size);
 			dm_bufio_release(b);
 			return 0;
@@ -288,6 +297,7 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 			if (!err)
 				aux->verified = true;
 		} else {
+			smp_rmb();	/* see fec_correct_hash() */
 			err = 0;
 		}
 		if (!err)
