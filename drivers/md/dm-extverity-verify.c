@@ -714,9 +714,13 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 		if (io->in_bh)
 			return -EAGAIN;
 		err = recheck_block(v, io, bio, start, block, want);
-		if (err == -EBADMSG)
-			err = fec_correct_data(v, io, bio, start, e, block,
-					       want);
+		/*
+		 * A block FEC corrects is neither counted verified nor marked
+		 * for check_at_most_once: the device still holds the bad one.
+		 */
+		if (err == -EBADMSG &&
+		    !fec_correct_data(v, io, bio, start, e, block, want))
+			return 0;
 		if (err == -EBADMSG)
 			return handle_corruption(v, e, block,
 						 EXTVERITY_DATA_CORRUPT);

@@ -101,6 +101,26 @@ else
 	gfail fix-create "$(cat /tmp/ev.out)"
 fi
 
+# --- check_at_most_once: a corrected block is not taken for verified -------
+#@check once-create
+#@check once-reads-twice
+dmesg_mark
+if ev eon /dev/vde /dev/vdc "9 check_at_most_once $(fec /dev/vdd 2 "$FEC_BLOCKS" 0 | cut -d' ' -f2-)"; then
+	gpass once-create
+	bad=
+	for b in $D1 $D1 $D4 $D4; do
+		[ "$(md5 /dev/mapper/eon "$b" 1 direct)" = "$(md5 /dev/vdb "$b" 1 direct)" ] || bad="$bad $b"
+	done
+	if [ -z "$bad" ] && [ "$(corrected eon)" = 4 ]; then
+		gpass once-reads-twice
+	else
+		gfail once-reads-twice "blocks$bad differ from the image; status $(counts eon)"
+	fi
+	dmsetup remove eon
+else
+	gfail once-create "$(cat /tmp/ev.out)"
+fi
+
 # --- one error past the capacity --------------------------------------------
 #@check over-create
 #@check over-block-eio
