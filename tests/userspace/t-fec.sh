@@ -6,7 +6,8 @@
 # covers the data and then its hash device from the block after its
 # superblock.  Out-of-range parameters and a short input are refused with
 # what is wrong.  Then correction with veritysetup's parity, up to what the
-# roots can correct and one past it.
+# roots can correct and one past it, with veritysetup's own verify as the
+# oracle of what 2 roots repair.
 . "$TOPDIR/tests/userspace/common.sh"
 W=$WORKDIR
 enc=$W/fec-encode
@@ -78,8 +79,22 @@ head -c $((6 * 1048576)) /dev/urandom >"$W/data"
 for r in 2 24; do
 	rm -f "$W/hash$r" "$W/fec$r"
 	veritysetup format --fec-device="$W/fec$r" --fec-roots=$r \
-		"$W/data" "$W/hash$r" >/dev/null
+		"$W/data" "$W/hash$r" >"$W/vf$r.out"
 done
+root2=$(sed -n 's/^Root hash:[[:space:]]*//p' "$W/vf2.out")
+# oracle NAME WANT: veritysetup's own verify of $W/bad with its 2-root
+# FEC says the damage is repairable (WANT 0) or not (2): the capacity this
+# decoder is held to.
+oracle() {
+	local rc=0
+	veritysetup verify --fec-device="$W/fec2" --fec-roots=2 "$W/bad" \
+		"$W/hash2" "$root2" >"$W/vv.out" 2>&1 || rc=$?
+	if [ "$rc" = "$2" ]; then
+		pass "$1: veritysetup verify agrees (exit $rc: $(grep -i -m1 'repair' "$W/vv.out"))"
+	else
+		fail "$1: veritysetup verify exit $rc, want $2: $(tail -n 2 "$W/vv.out" | tr '\n' ' ')"
+	fi
+}
 # 1536 data blocks and 13 hash blocks (12 after the superblock): 7 rounds
 # with 2 roots (253 a codeword), 7 with 24 (231).
 hblocks=$(($(stat -c %s "$W/hash2") / 4096 - 1))
@@ -93,6 +108,7 @@ done
 fixed unchanged-block 2 5
 wreck "$W/bad" 5
 fixed data-block-2-roots 2 5
+oracle data-block-2-roots 0
 # Block 1537 of the area is the hash device's second block after its
 # superblock: the tree is covered too.
 cp "$W/hash2" "$W/hash2.keep"
@@ -107,6 +123,7 @@ cp "$W/hash2.keep" "$W/hash2"
 wreck "$W/bad" $((5 + rounds2))
 check_err two-in-a-round-2-roots 1 'too many errors to correct' \
 	"$enc" -c 4096 2 "$W/fec2" 5 "$W/blk" "$W/bad" "$W/hash2@4096"
+oracle two-in-a-round-2-roots 2
 cp "$W/data" "$W/bad"
 twelve=$(for k in $(seq 0 11); do echo $((3 + k * rounds24)); done)
 # shellcheck disable=SC2086

@@ -442,15 +442,70 @@ static int fec_decode(u8 *cw, unsigned int roots)
 	return found;
 }
 
+/*
+ * Read round @round of @e's area into @rows (@e->rsn blocks) and its parity
+ * into @par, and decode each of its codewords, corrections written back
+ * into @rows; @changed[i] is set for each row a correction changed, and
+ * *@fixed counts the symbols corrected.  0, -EBADMSG when a codeword has
+ * too many errors (then @rows is partly corrected), or another negative
+ * errno; @why is set on error.
+ */
+static int decode_round(struct fec_encoder *e, u64 round, u8 *rows, u8 *par,
+			int parity, u64 parity_start, bool *changed,
+			unsigned int *fixed, const char **why)
+{
+	size_t bs = e->block_size;
+	unsigned int roots = e->roots, i, b;
+	u8 cw[EV_FEC_RSM];
+	int err;
+
+	for (i = 0; i < e->rsn; i++)
+		if (read_area(e, (round + (u64)i * e->rounds) * bs,
+			      rows + i * bs, bs)) {
+			*why = e->why;
+			return e->err;
+		}
+	err = pread_all(parity, par, bs * roots,
+			parity_start + round * bs * roots);
+	if (err) {
+		*why = err == -EIO ? "the FEC parity ends early" :
+		       "cannot read the FEC parity";
+		return err;
+	}
+	memset(changed, 0, e->rsn * sizeof(*changed));
+	*fixed = 0;
+	for (b = 0; b < bs; b++) {
+		int r;
+
+		for (i = 0; i < e->rsn; i++)
+			cw[i] = rows[i * bs + b];
+		memcpy(cw + e->rsn, par + (size_t)b * roots, roots);
+		r = fec_decode(cw, roots);
+		if (r < 0) {
+			*why = "too many errors to correct";
+			return -EBADMSG;
+		}
+		*fixed += r;
+		for (i = 0; r && i < e->rsn; i++) {
+			if (rows[i * bs + b] == cw[i])
+				continue;
+			rows[i * bs + b] = cw[i];
+			changed[i] = true;
+		}
+	}
+	return 0;
+}
+
 int ev_fec_correct_block(const struct ev_fec_input *in, size_t n_in,
 			 unsigned int block_size, unsigned int roots,
 			 int parity, u64 parity_start, u64 block, u8 *out,
 			 unsigned int *fixed, const char **why)
 {
 	struct fec_encoder e = { 0 };
-	u8 *rows = NULL, *par = NULL, cw[EV_FEC_RSM];
+	bool changed[EV_FEC_RSM];
+	u8 *rows = NULL, *par = NULL;
 	u64 round;
-	unsigned int i, b, pos;
+	unsigned int pos;
 	int err;
 
 	err = fec_setup(&e, in, n_in, block_size, roots, why);
@@ -473,37 +528,68 @@ int ev_fec_correct_block(const struct ev_fec_input *in, size_t n_in,
 		*why = "out of memory";
 		goto out;
 	}
-	for (i = 0; i < e.rsn; i++)
-		if (read_area(&e, (round + (u64)i * e.rounds) * block_size,
-			      rows + (size_t)i * block_size, block_size))
-			goto failed;
-	err = pread_all(parity, par, (size_t)block_size * roots,
-			parity_start + round * block_size * roots);
+	err = decode_round(&e, round, rows, par, parity, parity_start, changed,
+			   fixed, why);
+	if (!err)
+		memcpy(out, rows + (size_t)pos * block_size, block_size);
+out:
+	pthread_mutex_destroy(&e.lock);
+	free(e.base);
+	free(rows);
+	free(par);
+	return err;
+}
+
+int ev_fec_repair(const struct ev_fec_input *in, size_t n_in,
+		  unsigned int block_size, unsigned int roots, int parity,
+		  u64 parity_start, ev_fec_fixed_fn fixed, void *arg,
+		  u64 *bad_rounds, const char **why)
+{
+	struct fec_encoder e = { 0 };
+	bool changed[EV_FEC_RSM];
+	u8 *rows = NULL, *par = NULL;
+	unsigned int i, n;
+	u64 round, blocks;
+	int err;
+
+	*bad_rounds = 0;
+	err = fec_setup(&e, in, n_in, block_size, roots, why);
 	if (err) {
-		*why = err == -EIO ? "the FEC parity ends early" :
-		       "cannot read the FEC parity";
+		free(e.base);
+		return err;
+	}
+	pthread_mutex_init(&e.lock, NULL);
+	blocks = (e.area + block_size - 1) / block_size;
+	rows = malloc((size_t)e.rsn * block_size);
+	par = malloc((size_t)block_size * roots);
+	if (!rows || !par) {
+		err = -ENOMEM;
+		*why = "out of memory";
 		goto out;
 	}
-	*fixed = 0;
-	for (b = 0; b < block_size; b++) {
-		int r;
-
-		for (i = 0; i < e.rsn; i++)
-			cw[i] = rows[(size_t)i * block_size + b];
-		memcpy(cw + e.rsn, par + (size_t)b * roots, roots);
-		r = fec_decode(cw, roots);
-		if (r < 0) {
-			err = -EBADMSG;
-			*why = "too many errors to correct";
-			goto out;
+	for (round = 0; round < e.rounds; round++) {
+		err = decode_round(&e, round, rows, par, parity, parity_start,
+				   changed, &n, why);
+		/* A round with a codeword past repair is left as it is. */
+		if (err == -EBADMSG) {
+			(*bad_rounds)++;
+			err = 0;
+			continue;
 		}
-		*fixed += r;
-		out[b] = cw[pos];
+		if (err)
+			break;
+		for (i = 0; i < e.rsn && !err; i++) {
+			u64 block = round + (u64)i * e.rounds;
+
+			if (changed[i] && block < blocks)
+				err = fixed(block, rows + (size_t)i * block_size,
+					    arg);
+		}
+		if (err) {
+			*why = "cannot write a corrected block";
+			break;
+		}
 	}
-	goto out;
-failed:
-	err = e.err;
-	*why = e.why;
 out:
 	pthread_mutex_destroy(&e.lock);
 	free(e.base);

@@ -92,4 +92,36 @@ int ev_fec_correct_block(const struct ev_fec_input *in, size_t n_in,
 			 int parity, u64 parity_start, u64 block, u8 *out,
 			 unsigned int *fixed, const char **why);
 
+/*
+ * ev_fec_repair()'s report of block @block of the area, corrected to the
+ * block_size bytes at @data; 0 or a negative errno, which stops the repair.
+ */
+typedef int (*ev_fec_fixed_fn)(u64 block, const u8 *data, void *arg);
+
+/**
+ * ev_fec_repair() - correct every block of an area its parity can correct
+ * @in: the inputs, in area order
+ * @n_in: how many
+ * @block_size: block size in bytes
+ * @roots: parity bytes per codeword
+ * @parity: the parity ev_fec_encode() wrote
+ * @parity_start: its first byte in @parity
+ * @fixed: called, round after round, with each block decoding changed
+ * @arg: for @fixed
+ * @bad_rounds: set to the rounds with a codeword past repair, whose blocks
+ *	are left as they are
+ * @why: set to what failed, on error
+ *
+ * Decodes every codeword of every round (errors only).  As with
+ * ev_fec_correct_block(), a codeword with too many errors may decode into
+ * another one: the caller checks the result against the digests.
+ * Memory: 255 blocks.
+ *
+ * Return: 0 (@bad_rounds may still be non-zero), or a negative errno.
+ */
+int ev_fec_repair(const struct ev_fec_input *in, size_t n_in,
+		  unsigned int block_size, unsigned int roots, int parity,
+		  u64 parity_start, ev_fec_fixed_fn fixed, void *arg,
+		  u64 *bad_rounds, const char **why);
+
 #endif /* EXTVERITY_FEC_H */

@@ -3,24 +3,110 @@
  * extverity verify: check a whole image in userspace against its hash area
  * and root digest, reporting every damaged item.
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "extverity.h"
+#include "fec.h"
 #include "progress.h"
 #include "verify.h"
 
-enum { OPT_OFFSET = 256, OPT_PROGRESS, OPT_JSON, OPT_ROOT_FILE };
+enum { OPT_OFFSET = 256, OPT_PROGRESS, OPT_JSON, OPT_ROOT_FILE, OPT_FEC };
 
 static const struct option longopts[] = {
 	{ "hash-offset", required_argument, NULL, OPT_OFFSET },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "root-hash-file", required_argument, NULL, OPT_ROOT_FILE },
+	{ "fec-device", required_argument, NULL, OPT_FEC },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* What the FEC parity would change, for verify --fec-device. */
+struct fec_report {
+	const struct ev_area *a;
+	u64 data;
+	u64 hash;
+};
+
+static int report_fixed(u64 block, const u8 *data, void *arg)
+{
+	struct fec_report *r = arg;
+	u64 n = r->a->p.data_blocks;
+
+	(void)data;
+	if (r->data + r->hash < EV_MAX_REPORTS) {
+		if (block < n)
+			ev_error("FEC corrects: data block %llu",
+				 (unsigned long long)block);
+		else
+			ev_error("FEC corrects: hash block %llu",
+				 (unsigned long long)(block - n));
+	}
+	if (block < n)
+		r->data++;
+	else
+		r->hash++;
+	return 0;
+}
+
+/*
+ * Damage was found: which blocks the parity on @fec corrects (not checked
+ * against the digests here: `extverity repair` does that); 0 or an exit
+ * code.
+ */
+static int fec_check(const struct ev_area *a, const char *image,
+		     const char *fec)
+{
+	struct fec_report r = { .a = a };
+	u32 bs = a->p.block_size;
+	int ifd, ffd, err;
+	struct ev_fec_input in[2] = {
+		{ .len = a->p.data_blocks * bs },
+		{ .fd = a->fd, .start = a->offset,
+		  .len = a->p.hash_blocks * bs },
+	};
+	const char *why = NULL;
+	u64 bad = 0;
+
+	if (!a->has_fec) {
+		ev_error("%s has no FEC record: it was formatted without "
+			 "--fec-device", a->path);
+		return EV_EUSAGE;
+	}
+	ifd = open(image, O_RDONLY);
+	ffd = open(fec, O_RDONLY);
+	if (ifd < 0 || ffd < 0) {
+		ev_error("cannot open %s: %s", ifd < 0 ? image : fec,
+			 strerror(errno));
+		err = EV_EIO;
+		goto out;
+	}
+	in[0].fd = ifd;
+	err = ev_fec_repair(in, 2, bs, a->fec.roots, ffd, a->fec.start * bs,
+			    report_fixed, &r, &bad, &why);
+	if (err) {
+		ev_error("FEC: %s: %s", why, strerror(-err));
+		err = EV_EIO;
+		goto out;
+	}
+	ev_error("FEC corrects %llu data blocks and %llu hash blocks; %llu "
+		 "rounds have more errors than it corrects%s",
+		 (unsigned long long)r.data, (unsigned long long)r.hash,
+		 (unsigned long long)bad,
+		 r.data + r.hash ? " (extverity repair writes a corrected "
+		 "copy and checks it)" : "");
+out:
+	if (ifd >= 0)
+		close(ifd);
+	if (ffd >= 0)
+		close(ffd);
+	return err;
+}
 
 /* What verify --json collects while ev_verify() runs. */
 struct json_items {
@@ -113,9 +199,9 @@ static void print_json(const char *image, const struct ev_verify_result *r,
 
 int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 {
-	bool seen[4] = { false }, json = false, progress = false;
+	bool seen[5] = { false }, json = false, progress = false;
 	char root_buf[EV_ROOT_HEX_SIZE];
-	const char *root, *root_file = NULL;
+	const char *root, *root_file = NULL, *fec = NULL;
 	struct ev_verify_result res = { 0 };
 	struct json_items ji = { 0 };
 	struct ev_area a;
@@ -131,6 +217,8 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 			return EV_EUSAGE;
 		if (c == OPT_ROOT_FILE)
 			root_file = optarg;
+		if (c == OPT_FEC)
+			fec = optarg;
 		json |= c == OPT_JSON;
 		progress |= c == OPT_PROGRESS;
 	}
@@ -155,6 +243,13 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 		err = ev_verify(&a, argv[optind], &res);
 		if (json && (!err || err == EV_ECORRUPT))
 			print_json(argv[optind], &res, err, ji.list);
+		/* The damage stays damage: the exit code does not change. */
+		if (err == EV_ECORRUPT && fec) {
+			int ferr = fec_check(&a, argv[optind], fec);
+
+			if (ferr)
+				err = ferr;
+		}
 		json_object_put(ji.list);
 		free(ji.path);
 	}

@@ -17,6 +17,7 @@ static const struct ev_command commands[] = {
 	  "                     [--hash-offset=BYTES] [--root-hash-file=FILE]\n"
 	  "                     [--threads=N]\n"
 	  "                     [--fs=auto|ext4|fiemap|raw] [--json] [--progress]\n"
+	  "                     [--fec-device=FILE [--fec-offset=BYTES] [--fec-roots=N]]\n"
 	  "                     IMAGE HASHFILE\n" },
 	{ "dump", ev_cmd_dump,
 	  "Show the parameters of a hash area, or its files' fs-verity digests",
@@ -25,8 +26,13 @@ static const struct ev_command commands[] = {
 	{ "verify", ev_cmd_verify,
 	  "Check a whole image against its hash area",
 	  "    extverity verify [--hash-offset=BYTES] [--json] [--progress]\n"
-	  "                     IMAGE HASHFILE ROOT_DIGEST\n"
+	  "                     [--fec-device=FILE] IMAGE HASHFILE ROOT_DIGEST\n"
 	  "    extverity verify [OPTION...] --root-hash-file=FILE IMAGE HASHFILE\n" },
+	{ "repair", ev_cmd_repair,
+	  "Write a copy of an image with the blocks its FEC parity corrects",
+	  "    extverity repair [--hash-offset=BYTES] --fec-device=FILE\n"
+	  "                     [--hash-output=FILE] IMAGE HASHFILE ROOT_DIGEST OUTPUT\n"
+	  "    extverity repair [OPTION...] --root-hash-file=FILE IMAGE HASHFILE OUTPUT\n" },
 	{ "which", ev_cmd_which,
 	  "Name the file (and byte offset), metadata or free space of data blocks",
 	  "    extverity which [--hash-offset=BYTES] [--json]\n"
@@ -41,7 +47,7 @@ static const struct ev_command commands[] = {
 	  "                    [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                    [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
 	  "                    [--use-tasklets] [--root-hash-signature-key=DESC]\n"
-	  "                    DATA_DEV HASH_DEV ROOT_DIGEST\n"
+	  "                    [--fec-device=FEC_DEV] DATA_DEV HASH_DEV ROOT_DIGEST\n"
 	  "    extverity table [OPTION...] --root-hash-file=FILE DATA_DEV HASH_DEV\n" },
 	{ "open", ev_cmd_open,
 	  "Create a verified device-mapper device (loop devices for files)",
@@ -49,7 +55,7 @@ static const struct ev_command commands[] = {
 	  "                   [--ignore-corruption|--restart-on-corruption|--panic-on-corruption]\n"
 	  "                   [--restart-on-error|--panic-on-error] [--check-at-most-once]\n"
 	  "                   [--use-tasklets] [--root-hash-signature=FILE] [--json]\n"
-	  "                   DATA NAME HASH ROOT_DIGEST\n"
+	  "                   [--fec-device=FEC] DATA NAME HASH ROOT_DIGEST\n"
 	  "    extverity open [OPTION...] --root-hash-file=FILE DATA NAME HASH\n" },
 	{ "close", ev_cmd_close,
 	  "Remove a device created by open",

@@ -20,6 +20,7 @@ int ev_cmd_status(const struct ev_command *cmd, int argc, char *argv[]);
 int ev_cmd_sign(const struct ev_command *cmd, int argc, char *argv[]);
 int ev_cmd_which(const struct ev_command *cmd, int argc, char *argv[]);
 int ev_cmd_measure(const struct ev_command *cmd, int argc, char *argv[]);
+int ev_cmd_repair(const struct ev_command *cmd, int argc, char *argv[]);
 
 /**
  * struct ev_command - one entry of the dispatcher table
