@@ -49,6 +49,7 @@ void extverity_bufio_alloc(struct dm_buffer *b)
 
 	aux->gen = atomic64_inc_return(&extverity_buf_gen);
 	aux->verified = false;
+	aux->from_fec = false;
 }
 
 /* What a block failed on, for the report. */
@@ -189,6 +190,58 @@ static noinline int fec_correct_hash(struct extverity_target *v,
 }
 
 /*
+ * The hash device could not read hash block @hblock (@failed, an error
+ * pointer): with FEC, decode it into a fresh dm-bufio buffer, held in
+ * *@bp, as if read from the device.  It is not trusted: the caller checks
+ * it like any block read, against its parent or the root, and counts it
+ * corrected once it matches (fec_read_checked()).  Never in the
+ * completion context.
+ */
+static noinline u8 *fec_read_hash(struct extverity_target *v,
+				  struct extverity_io *io, u64 hblock,
+				  struct dm_buffer **bp, u8 *failed)
+{
+	struct extverity_buf_aux *aux;
+	u8 *buf, *data = failed;
+
+	if (!v->fec || io->in_bh || PTR_ERR(failed) == -EAGAIN)
+		return failed;
+	/* Decoded first: the block, unreadable, is then an erasure. */
+	buf = mempool_alloc(&v->fec->block_pool, GFP_NOIO);
+	if (extverity_fec_decode(v, io, v->p.data_blocks + hblock, buf))
+		goto out;
+	/* The failed buffer left the cache: this one is new, not read. */
+	data = dm_bufio_new(v->bufio, hblock, bp);
+	if (IS_ERR(data)) {
+		data = failed;
+		goto out;
+	}
+	aux = dm_bufio_get_aux_data(*bp);
+	if (aux->verified) {
+		/* Another bio's, put right meanwhile. */
+		smp_rmb();	/* see fec_correct_hash() */
+		goto out;
+	}
+	memcpy(data, buf, v->p.block_size);
+	aux->from_fec = true;
+out:
+	mempool_free(buf, &v->fec->block_pool);
+	return data;
+}
+
+/* A hash block decoded by fec_read_hash() matched: count and log it once. */
+static void fec_read_checked(struct extverity_target *v,
+			     struct extverity_buf_aux *aux, u64 hblock, u32 t)
+{
+	if (!aux->from_fec)
+		return;
+	aux->from_fec = false;
+	this_cpu_inc(v->stats->corrected);
+	DMWARN_LIMIT("%s: hash block %llu (tree %u): unreadable, corrected by FEC",
+		     dm_device_name(dm_table_get_md(v->ti->table)), hblock, t);
+}
+
+/*
  * Check the top of tree @t, held in TOPS buffer @b at @data (block
  * @hblock), against the tree's root; remembered per tree for as long as the
  * buffer keeps its data.
@@ -210,6 +263,7 @@ static int verify_top(struct extverity_target *v, struct extverity_io *io,
 		err = fec_correct_hash(v, io, t, hblock, data, NULL, g);
 	if (err)
 		return err;
+	fec_read_checked(v, aux, hblock, t);
 	WRITE_ONCE(tree->top_gen, aux->gen);
 	return 0;
 }
@@ -266,6 +320,8 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 				     &hblock, &offset);
 		data = get_hash_block(v, io, hblock, &b);
 		if (IS_ERR(data))
+			data = fec_read_hash(v, io, hblock, &b, data);
+		if (IS_ERR(data))
 			return PTR_ERR(data);
 		if (((struct extverity_buf_aux *)dm_bufio_get_aux_data(b))->verified) {
 			smp_rmb();	/* see fec_correct_hash() */
@@ -284,6 +340,8 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 				     index, &hblock, &offset);
 		data = get_hash_block(v, io, hblock, &b);
 		if (IS_ERR(data))
+			data = fec_read_hash(v, io, hblock, &b, data);
+		if (IS_ERR(data))
 			return PTR_ERR(data);
 		aux = dm_bufio_get_aux_data(b);
 		if (level == g.num_levels - 1) {
@@ -294,8 +352,10 @@ static int leaf_digest(struct extverity_target *v, struct extverity_io *io,
 			if (!err && crypto_memneq(digest, want, p->digest_size))
 				err = fec_correct_hash(v, io, t, hblock, data,
 						       want, &g);
-			if (!err)
+			if (!err) {
+				fec_read_checked(v, aux, hblock, t);
 				aux->verified = true;
+			}
 		} else {
 			smp_rmb();	/* see fec_correct_hash() */
 			err = 0;

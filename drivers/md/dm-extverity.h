@@ -318,14 +318,19 @@ static inline unsigned int extverity_per_io_data_size(unsigned int descsize)
  * struct extverity_buf_aux - state attached to every dm-bufio buffer
  * @gen: unique number given when the buffer is (re)filled from disk
  * @verified: the block (a LEVELS block) matched the digest in its parent
+ * @from_fec: the hash device could not read the block: its contents were
+ *	decoded by FEC, not yet checked (counted as a correction once they
+ *	are)
  *
- * Both are written without a lock while the buffer is held: a block's
- * contents cannot change while any holder exists, and a racing verifier
- * can only write the same value, so the worst case is hashing twice.
+ * They are written without a lock while the buffer is held: a block's
+ * contents change while it is held only when FEC puts a bad block right
+ * (fec_correct_hash()), and a racing verifier can only write the same
+ * value, so the worst case is hashing or decoding twice.
  */
 struct extverity_buf_aux {
 	u64 gen;
 	bool verified;
+	bool from_fec;
 };
 
 /**

@@ -178,6 +178,37 @@ else
 fi
 dmsetup remove lower 2>/dev/null
 
+# --- an I/O error under a hash block -----------------------------------------
+#@check hashio-create
+#@check hashio-blocks-read
+#@check hashio-once
+hlen=$(blockdev --getsz /dev/vdc)
+h1=$((L0B * spb))
+dmesg_mark
+if printf '0 %d linear /dev/vdc 0\n%d %d error\n%d %d linear /dev/vdc %d\n' \
+	"$h1" "$h1" "$spb" $((h1 + spb)) $((hlen - h1 - spb)) $((h1 + spb)) |
+	dmsetup create --noudevsync --readonly lowerh >/tmp/lower.out 2>&1 &&
+	dmsetup mknodes lowerh && ev eh /dev/vdb /dev/mapper/lowerh "$GOOD"; then
+	gpass hashio-create
+	bad=
+	for b in $D1 $D2; do
+		[ "$(md5 /dev/mapper/eh "$b" 1 direct)" = "$(md5 /dev/vdb "$b" 1 direct)" ] || bad="$bad $b"
+	done
+	if [ -z "$bad" ]; then gpass hashio-blocks-read; else gfail hashio-blocks-read "blocks$bad differ; status $(counts eh); $(lines . | head -n 3 | tr '\n' '|')"; fi
+	# Decoded once, then kept in the cache, verified.
+	d=$(dmsetup info -c --noheadings -o major,minor eh | tr -d ' ')
+	if [ "$(corrected eh)" = 1 ] && [ "$(corrupt eh)" = 0 ] &&
+		lines "$d: hash block $L0B \\(tree [0-9]+\\): unreadable, corrected by FEC\$" >/dev/null; then
+		gpass hashio-once
+	else
+		gfail hashio-once "status $(counts eh); $(lines . | head -n 3 | tr '\n' '|')"
+	fi
+	dmsetup remove eh
+else
+	gfail hashio-create "$(cat /tmp/lower.out /tmp/ev.out)"
+fi
+dmsetup remove lowerh 2>/dev/null
+
 # --- a wrong or short FEC device ---------------------------------------------
 #@check zero-create
 #@check zero-blocks-eio
