@@ -92,6 +92,8 @@ check_err "repair without --fec-device" 1 "repair needs --fec-device" \
 	"$E" repair "$W/bad" "$W/hash" "$root" "$W/out3"
 check_err "repair over its input" 1 "must be new files" \
 	"$E" repair --fec-device="$W/fec" "$W/bad" "$W/hash" "$root" "$W/bad"
+check_err "repair onto a device" 1 "must be files, not devices" \
+	"$E" repair --fec-device="$W/fec" "$W/bad" "$W/hash" "$root" /dev/null
 "$E" format "$img" "$W/nofec.h" >"$W/nofec.fmt" 2>&1
 check_err "repair of an area without FEC" 1 "has no FEC record" \
 	"$E" repair --fec-device="$W/fec" "$W/bad" "$W/nofec.h" "$(root_of "$W/nofec.fmt")" "$W/out4"

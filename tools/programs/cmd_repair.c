@@ -34,6 +34,13 @@ static bool same_file(const char *a, const char *b)
 				 sa.st_ino == sb.st_ino);
 }
 
+static bool is_dev(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && !S_ISREG(st.st_mode);
+}
+
 /* Bytes copied at a time. */
 #define COPY_CHUNK	(1024 * 1024)
 
@@ -161,6 +168,11 @@ int ev_cmd_repair(const struct ev_command *cmd, int argc, char *argv[])
 			  !strcmp(hash_out, out)))) {
 		ev_error("OUTPUT and --hash-output must be new files, not the "
 			 "image, the hash file or each other");
+		return EV_EUSAGE;
+	}
+	/* A device would be written before the check, and not put back. */
+	if (is_dev(out) || (hash_out && is_dev(hash_out))) {
+		ev_error("OUTPUT and --hash-output must be files, not devices");
 		return EV_EUSAGE;
 	}
 	root = argv[optind + 2];
