@@ -10,8 +10,8 @@
 # cmdline hook reads extverity.root= and the initqueue opens the root
 # (extverity-root.sh) once its devices are there.  Either way: the
 # extverity tool (as /usr/sbin/extverity), dmsetup, the modules
-# dm-extverity, dm-bufio and dm-mod, and what /etc/extverity holds (root
-# digests and their signatures, for the digest '-').
+# dm-extverity, dm-bufio, dm-mod and reed_solomon, and what /etc/extverity
+# holds (root digests and their signatures, for the digest '-').
 #
 # For tests and for what is not installed: EXTVERITY_TOOL=, EXTVERITY_KO=
 # and EXTVERITY_GENERATOR= name the tool, the module and the generator to
@@ -70,6 +70,12 @@ installkernel() {
 			return 1
 		}
 		inst_simple "$EXTVERITY_KO" "/lib/modules/$kernel/updates/dm-extverity.ko"
+		# What the file says it needs (reed_solomon, with FEC built
+		# in): dracut cannot ask depmod about a module not installed.
+		local deps
+		deps=$(modinfo -F depends "$EXTVERITY_KO")
+		# shellcheck disable=SC2086 # one word a module
+		[[ -z $deps ]] || instmods ${deps//,/ }
 	else
 		hostonly='' instmods dm-extverity ||
 			dwarning "extverity: no dm-extverity module for $kernel (dkms install extverity/VERSION -k $kernel)"
