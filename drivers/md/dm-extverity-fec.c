@@ -144,12 +144,72 @@ static bool blocks_overlap(u64 start, u64 n, u64 s2, u64 n2)
 }
 
 /**
- * extverity_fec_ctr() - check the FEC device and make the decoder's pools
- * @v: the target, its manifest loaded and its FEC record checked
+ * extverity_fec_prepare() - the decoder, from the table line's FEC options
+ * @v: the target, its superblock authenticated and parsed into @v->p, its
+ *	dm-bufio clients made; the manifest sections not read yet
  * @error: set to a static message for ti->error on failure
+ *
+ * The manifest sections are read with the decoder ready, so that a damaged
+ * manifest block can be corrected (read_section()): its parameters come
+ * from the table line, before the FEC record that must confirm them is
+ * read.  Options that cannot describe this hash area leave the decoder
+ * unmade and the manifest uncorrected; the FEC record then refuses them
+ * (extverity_fec_check_record()).  The parity read before that check is
+ * not trusted any more than after it: a block it decodes is used only if
+ * it matches its authenticated digest.
  *
  * Return: 0 or a negative errno; what was made is freed by
  * extverity_fec_dtr().
+ */
+int extverity_fec_prepare(struct extverity_target *v, char **error)
+{
+	struct extverity_fec_state *f = v->fec;
+	struct extverity_fec_geometry g;
+	struct extverity_fec rec = {
+		.start = cpu_to_le64(f ? f->g.start : 0),
+		.blocks = cpu_to_le64(f ? f->g.blocks : 0),
+		.roots = f ? f->g.roots : 0,
+	};
+	const char *why;
+	int err;
+
+	if (!f || extverity_check_fec(&v->p, &rec, &g, &why))
+		return 0;
+	if (bdev_logical_block_size(f->dev->bdev) > v->p.block_size) {
+		*error = "FEC device logical block size exceeds the block size";
+		return -EINVAL;
+	}
+	f->g = g;
+	f->bufio = dm_bufio_client_create(f->dev->bdev, v->p.block_size, 1, 0,
+					  NULL, NULL, 0);
+	if (IS_ERR(f->bufio)) {
+		err = PTR_ERR(f->bufio);
+		f->bufio = NULL;
+		*error = "Cannot initialize dm-bufio";
+		return err;
+	}
+	*error = "Cannot allocate memory";
+	err = mempool_init(&f->rs_pool, num_online_cpus(), fec_rs_alloc,
+			   fec_rs_free, f);
+	if (!err)
+		err = mempool_init_kmalloc_pool(&f->cw_pool, 1,
+						EXTVERITY_FEC_BUF_SIZE);
+	if (!err)
+		err = mempool_init_kmalloc_pool(&f->block_pool, 1,
+						v->p.block_size);
+	if (err)
+		return err;
+	*error = NULL;
+	return 0;
+}
+
+/**
+ * extverity_fec_ctr() - check that the FEC device holds the parity
+ * @v: the target, its manifest loaded and its FEC record checked, so that
+ *	the decoder extverity_fec_prepare() made is the record's
+ * @error: set to a static message for ti->error on failure
+ *
+ * Return: 0 or -EINVAL.
  */
 int extverity_fec_ctr(struct extverity_target *v, char **error)
 {
@@ -157,15 +217,10 @@ int extverity_fec_ctr(struct extverity_target *v, char **error)
 	const struct extverity_params *p = &v->p;
 	u64 hash_first = v->hash_start >> (p->log_blocksize - SECTOR_SHIFT);
 	struct block_device *bdev;
-	int err;
 
 	if (!f)
 		return 0;
 	bdev = f->dev->bdev;
-	if (bdev_logical_block_size(bdev) > p->block_size) {
-		*error = "FEC device logical block size exceeds the block size";
-		return -EINVAL;
-	}
 	if (bdev == v->data_dev->bdev &&
 	    blocks_overlap(f->g.start, f->g.parity_blocks, 0, p->data_blocks)) {
 		*error = "FEC parity overlaps the data";
@@ -177,35 +232,23 @@ int extverity_fec_ctr(struct extverity_target *v, char **error)
 		*error = "FEC parity overlaps the hash area";
 		return -EINVAL;
 	}
-	f->bufio = dm_bufio_client_create(bdev, p->block_size, 1, 0, NULL,
-					  NULL, 0);
-	if (IS_ERR(f->bufio)) {
-		err = PTR_ERR(f->bufio);
-		f->bufio = NULL;
-		*error = "Cannot initialize dm-bufio";
-		return err;
-	}
 	if (dm_bufio_get_device_size(f->bufio) <
 	    f->g.start + f->g.parity_blocks) {
 		*error = "FEC device is smaller than its parity";
 		return -EINVAL;
 	}
-	*error = "Cannot allocate memory";
-	err = mempool_init(&f->rs_pool, num_online_cpus(), fec_rs_alloc,
-			   fec_rs_free, f);
-	if (!err)
-		err = mempool_init_kmalloc_pool(&f->cw_pool, 1,
-						EXTVERITY_FEC_BUF_SIZE);
-	if (!err)
-		err = mempool_init_kmalloc_pool(&f->block_pool, 1,
-						p->block_size);
-	if (err)
-		return err;
-	*error = NULL;
 	return 0;
 }
 
-void extverity_fec_dtr(struct extverity_target *v)
+/**
+ * extverity_fec_unprepare() - undo extverity_fec_prepare()
+ * @v: the target, with or without FEC
+ *
+ * For a try that guessed the block size (fec_superblock()), and for the
+ * destructor: the pools are left zeroed, as never initialised, which
+ * mempool_exit() and mempool_init() both take.
+ */
+void extverity_fec_unprepare(struct extverity_target *v)
 {
 	struct extverity_fec_state *f = v->fec;
 
@@ -214,8 +257,21 @@ void extverity_fec_dtr(struct extverity_target *v)
 	mempool_exit(&f->block_pool);
 	mempool_exit(&f->cw_pool);
 	mempool_exit(&f->rs_pool);
+	memset(&f->block_pool, 0, sizeof(f->block_pool));
+	memset(&f->cw_pool, 0, sizeof(f->cw_pool));
+	memset(&f->rs_pool, 0, sizeof(f->rs_pool));
 	if (f->bufio)
 		dm_bufio_client_destroy(f->bufio);
+	f->bufio = NULL;
+}
+
+void extverity_fec_dtr(struct extverity_target *v)
+{
+	struct extverity_fec_state *f = v->fec;
+
+	if (!f)
+		return;
+	extverity_fec_unprepare(v);
 	if (f->dev)
 		dm_put_device(v->ti, f->dev);
 	kfree(f);
@@ -227,14 +283,14 @@ void extverity_fec_dtr(struct extverity_target *v)
  * blocks come through data_bufio, whose cache nothing reads unverified.
  */
 static u8 *fec_read_covered(struct extverity_target *v,
-			    struct extverity_io *io, u64 index,
+			    unsigned short ioprio, u64 index,
 			    struct dm_buffer **bp)
 {
 	if (index < v->p.data_blocks)
 		return dm_bufio_read_with_ioprio(v->data_bufio, index, bp,
-						 io->ioprio);
+						 ioprio);
 	return dm_bufio_read_with_ioprio(v->bufio, index - v->p.data_blocks,
-					 bp, io->ioprio);
+					 bp, ioprio);
 }
 
 /*
@@ -244,7 +300,7 @@ static u8 *fec_read_covered(struct extverity_target *v,
  * else 0.
  */
 static int fec_fill_symbol(struct extverity_target *v,
-			   struct extverity_io *io, u64 index, u32 off,
+			   unsigned short ioprio, u64 index, u32 off,
 			   u32 n, u32 sym, u8 *cw)
 {
 	struct dm_buffer *b;
@@ -256,7 +312,7 @@ static int fec_fill_symbol(struct extverity_target *v,
 			cw[c * EXTVERITY_FEC_RSM + sym] = 0;
 		return 0;
 	}
-	data = fec_read_covered(v, io, index, &b);
+	data = fec_read_covered(v, ioprio, index, &b);
 	if (IS_ERR(data)) {
 		for (c = 0; c < n; c++)
 			cw[c * EXTVERITY_FEC_RSM + sym] = 0;
@@ -307,7 +363,7 @@ static int fec_fill_parity(struct extverity_target *v, u64 round, u32 off,
 /**
  * extverity_fec_decode() - one covered block, decoded from its round
  * @v: the target, with FEC
- * @io: the bio this is for (its I/O priority), in the worker
+ * @ioprio: the I/O priority of the reads, the bio's this is for
  * @index: the block: a data block, or data_blocks + a hash-area block
  * @out: block_size bytes, the decoded block
  *
@@ -319,7 +375,7 @@ static int fec_fill_parity(struct extverity_target *v, u64 round, u32 off,
  * Return: 0, -EBADMSG when a codeword cannot be corrected, or an I/O error
  * from the FEC device.
  */
-int extverity_fec_decode(struct extverity_target *v, struct extverity_io *io,
+int extverity_fec_decode(struct extverity_target *v, unsigned short ioprio,
 			 u64 index, u8 *out)
 {
 	struct extverity_fec_state *f = v->fec;
@@ -340,7 +396,7 @@ int extverity_fec_decode(struct extverity_target *v, struct extverity_io *io,
 		n = min(v->p.block_size - off, EXTVERITY_FEC_PASS);
 		neras = 0;
 		for (i = 0; i < g->rsn; i++) {
-			if (!fec_fill_symbol(v, io, round + i * g->rounds, off,
+			if (!fec_fill_symbol(v, ioprio, round + i * g->rounds, off,
 					     n, i, cw))
 				continue;
 			if (neras == g->roots) {

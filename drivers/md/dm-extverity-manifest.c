@@ -14,8 +14,13 @@
  * Records are copied while their blocks are held and hashed from that same
  * buffer, so what is parsed is exactly what was hashed even if the device
  * changes underneath.
+ *
+ * With FEC options, a superblock or a section that fails is decoded from
+ * the parity and judged by the same digest: the parity is never trusted,
+ * only what it gives that then matches.
  */
 #include <linux/blkdev.h>
+#include <linux/ioprio.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
@@ -92,13 +97,44 @@ out:
 }
 
 /*
- * Copy the first @len bytes of section @id to @dst while hashing all its
- * blocks (padding included), then check the digest.  Nothing in @dst may be
- * used unless this returns 0.
+ * Hash-area block @block decoded from the FEC parity into @buf, counted in
+ * *@corrected when the device returned something else or nothing.  A
+ * block the code cannot correct is left as the device returned it, for
+ * the section's digest to refuse.
  */
-static int read_section(struct extverity_target *v,
+static int read_block_fec(struct extverity_target *v, u64 block, u8 *buf,
+			  u64 *corrected)
+{
+	struct dm_buffer *b;
+	void *data;
+	int err;
+
+	err = extverity_fec_decode(v, IOPRIO_DEFAULT, v->p.data_blocks + block,
+				   buf);
+	data = dm_bufio_read(v->bufio, block, &b);
+	if (IS_ERR(data)) {
+		if (err)
+			return PTR_ERR(data);
+		++*corrected;
+		return 0;
+	}
+	if (err)
+		memcpy(buf, data, v->p.block_size);
+	else if (memcmp(buf, data, v->p.block_size))
+		++*corrected;
+	dm_bufio_release(b);
+	return 0;
+}
+
+/*
+ * Copy the first @len bytes of section @id to @dst while hashing all its
+ * blocks (padding included), then check the digest; each block decoded
+ * from the FEC parity first if @fec_buf, a block's worth of memory, is
+ * given.  Nothing in @dst may be used unless this returns 0.
+ */
+static int hash_section(struct extverity_target *v,
 			const struct extverity_superblock *sb, unsigned int id,
-			void *dst, size_t len)
+			void *dst, size_t len, u8 *fec_buf, u64 *corrected)
 {
 	const struct extverity_params *p = &v->p;
 	u64 first = p->sect[id].start_block;
@@ -113,7 +149,7 @@ static int read_section(struct extverity_target *v,
 	desc->tfm = v->tfm;
 	err = crypto_shash_init(desc);
 	for (i = 0; !err && i < n; i++) {
-		struct dm_buffer *b;
+		struct dm_buffer *b = NULL;
 		size_t chunk;
 		void *data;
 
@@ -121,16 +157,22 @@ static int read_section(struct extverity_target *v,
 			dm_bufio_prefetch(v->bufio, first + i,
 					  min_t(u64, n - i,
 						2 * EXTVERITY_SECT_READAHEAD));
-		data = dm_bufio_read(v->bufio, first + i, &b);
-		if (IS_ERR(data)) {
-			err = PTR_ERR(data);
-			break;
+		if (fec_buf) {
+			err = read_block_fec(v, first + i, fec_buf, corrected);
+			data = fec_buf;
+		} else {
+			data = dm_bufio_read(v->bufio, first + i, &b);
+			if (IS_ERR(data))
+				err = PTR_ERR(data);
 		}
+		if (err)
+			break;
 		err = crypto_shash_update(desc, data, p->block_size);
 		chunk = min_t(size_t, len - done, p->block_size);
 		memcpy(dst + done, data, chunk);
 		done += chunk;
-		dm_bufio_release(b);
+		if (b)
+			dm_bufio_release(b);
 		/* Manifest blocks are not needed again: free the cache. */
 		dm_bufio_forget(v->bufio, first + i);
 		if (!err)
@@ -145,6 +187,41 @@ static int read_section(struct extverity_target *v,
 		return -EINVAL;
 	if (crypto_memneq(digest, sb->sections[id].digest, p->digest_size))
 		return -EBADMSG;
+	return 0;
+}
+
+/*
+ * Section @id, as hash_section() reads it.  A section that fails its
+ * digest or cannot be read is read again through the FEC decoder, when
+ * there is one, every block decoded: the section's one digest cannot say
+ * which block is bad.  The first failure is what is returned if that does
+ * not give the authenticated section either.
+ */
+static int read_section(struct extverity_target *v,
+			const struct extverity_superblock *sb, unsigned int id,
+			void *dst, size_t len)
+{
+	u64 corrected = 0;
+	int err, fec_err;
+	u8 *buf;
+
+	err = hash_section(v, sb, id, dst, len, NULL, NULL);
+	if (!err || err == -EINTR || !v->fec || !v->fec->bufio)
+		return err;
+	buf = kmalloc(v->p.block_size, GFP_KERNEL);
+	if (!buf)
+		return err;
+	fec_err = hash_section(v, sb, id, dst, len, buf, &corrected);
+	kfree(buf);
+	if (fec_err)
+		return fec_err == -EINTR ? fec_err : err;
+	/* None when the device only failed the first read. */
+	if (corrected) {
+		this_cpu_add(v->stats->corrected, corrected);
+		DMWARN("%s: manifest section %u: %llu blocks corrected by FEC",
+		       dm_device_name(dm_table_get_md(v->ti->table)), id,
+		       corrected);
+	}
 	return 0;
 }
 
@@ -403,15 +480,109 @@ static int create_hash_client(struct extverity_target *v, unsigned int flags,
 	return 0;
 }
 
+/*
+ * One try of fec_superblock(), with @v->p's geometry guessed: make the
+ * decoder and the clients it reads through, decode the superblock's block
+ * (the first of the hash area, after the data blocks) and compare its
+ * first EXTVERITY_SB_SIZE bytes with the root digest.
+ */
+static int try_fec_superblock(struct extverity_target *v,
+			      struct extverity_superblock *sb)
+{
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	char *ignored;
+	u8 *buf;
+	int err;
+
+	err = create_hash_client(v, 0, &ignored);
+	if (err)
+		return err;
+	v->data_bufio = dm_bufio_client_create(v->data_dev->bdev,
+					       v->p.block_size, 1, 0, NULL,
+					       NULL, 0);
+	if (IS_ERR(v->data_bufio)) {
+		err = PTR_ERR(v->data_bufio);
+		v->data_bufio = NULL;
+		return err;
+	}
+	err = extverity_fec_prepare(v, &ignored);
+	if (err)
+		return err;
+	if (!v->fec->bufio)
+		return -EINVAL;		/* the guess does not fit the options */
+	buf = kmalloc(v->p.block_size, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	err = extverity_fec_decode(v, IOPRIO_DEFAULT, v->p.data_blocks, buf);
+	if (!err)
+		err = extverity_hash_plain(v, buf, sizeof(*sb), digest);
+	if (!err && crypto_memneq(digest, v->root,
+				  crypto_shash_digestsize(v->tfm)))
+		err = -EBADMSG;
+	if (!err)
+		memcpy(sb, buf, sizeof(*sb));
+	kfree(buf);
+	return err;
+}
+
+/*
+ * The superblock did not match the root digest or could not be read: with
+ * FEC options, decode it.  Its block size, hence its place among the
+ * covered blocks and the geometry of the code, is known only once it is
+ * authenticated, so each block size the format allows and the target's
+ * length and hash start admit is tried; the root digest judges, so a
+ * wrong guess cannot pass.  What a try made is undone: the load then goes
+ * on from the authenticated @sb as if it had been read.
+ */
+static int fec_superblock(struct extverity_target *v,
+			  struct extverity_superblock *sb)
+{
+	const struct extverity_params saved = v->p;
+	struct extverity_params *p = &v->p;
+	unsigned int log, shift;
+	int err = -EBADMSG;
+
+	if (!v->fec)
+		return err;
+	for (log = EXTVERITY_MIN_LOG_BLOCKSIZE;
+	     log <= EXTVERITY_MAX_LOG_BLOCKSIZE && err; log++) {
+		shift = log - SECTOR_SHIFT;
+		if ((v->ti->len | v->hash_start) & ((1U << shift) - 1) ||
+		    v->fec->g.blocks <= (v->ti->len >> shift))
+			continue;
+		p->block_size = 1U << log;
+		p->log_blocksize = log;
+		p->data_blocks = v->ti->len >> shift;
+		p->hash_blocks = v->fec->g.blocks - p->data_blocks;
+		err = try_fec_superblock(v, sb);
+		extverity_fec_unprepare(v);
+		if (v->data_bufio)
+			dm_bufio_client_destroy(v->data_bufio);
+		if (v->bufio)
+			dm_bufio_client_destroy(v->bufio);
+		v->data_bufio = NULL;
+		v->bufio = NULL;
+		*p = saved;
+	}
+	if (err)
+		return err;
+	this_cpu_inc(v->stats->corrected);
+	DMWARN("%s: superblock corrected by FEC",
+	       dm_device_name(dm_table_get_md(v->ti->table)));
+	return 0;
+}
+
 /**
  * extverity_load_manifest() - authenticate and load the hash area's manifest
  * @v: the target, with devices, @v->hash_start, @v->root and @v->tfm set
  * @error: set to a static message for ti->error on failure
  *
- * On success @v->p, @v->salt, @v->bufio, the extent map, the tree table
- * and, when the hash area has one, the inode index are set up; with FEC
- * options, the FEC record is checked against them.  On failure
- * whatever was allocated is left for extverity_free_manifest().
+ * On success @v->p, @v->salt, @v->bufio, @v->data_bufio, the extent map,
+ * the tree table and, when the hash area has one, the inode index are set
+ * up; with FEC options, the decoder is made before the sections are read,
+ * so that it corrects them, and the FEC record is checked against the
+ * options.  @v->stats must be allocated: corrections are counted.  On
+ * failure whatever was allocated is left for extverity_free_manifest().
  *
  * Return: 0 or a negative errno.
  */
@@ -431,20 +602,27 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 		return -ENOMEM;
 	}
 	err = read_superblock(v, sb, error);
-	if (err)
-		goto out;
-	err = extverity_hash_plain(v, sb, sizeof(*sb), digest);
-	if (err) {
-		*error = "Cannot hash the superblock";
-		goto out;
+	if (!err) {
+		err = extverity_hash_plain(v, sb, sizeof(*sb), digest);
+		if (err) {
+			*error = "Cannot hash the superblock";
+			goto out;
+		}
+		if (crypto_memneq(digest, v->root,
+				  crypto_shash_digestsize(v->tfm)))
+			err = -EBADMSG;
 	}
-	if (crypto_memneq(digest, v->root, crypto_shash_digestsize(v->tfm))) {
+	/* Read, but wrong; or not read: FEC may still give it. */
+	if ((err == -EBADMSG || err == -EIO) && !fec_superblock(v, sb))
+		err = 0;
+	if (err == -EBADMSG) {
 		DMERR("%s: superblock does not match root digest",
 		      dm_device_name(md));
 		*error = "Superblock does not match the root digest";
 		err = -EINVAL;
-		goto out;
 	}
+	if (err)
+		goto out;
 	err = extverity_parse_superblock(sb, p, &why);
 	if (err) {
 		DMERR("%s: invalid superblock: %s", dm_device_name(md), why);
@@ -483,6 +661,19 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 		err = -EINVAL;
 		goto out;
 	}
+	v->data_bufio = dm_bufio_client_create(v->data_dev->bdev,
+					       p->block_size, 1, 0, NULL, NULL,
+					       0);
+	if (IS_ERR(v->data_bufio)) {
+		err = PTR_ERR(v->data_bufio);
+		v->data_bufio = NULL;
+		*error = "Cannot initialize dm-bufio";
+		goto out;
+	}
+	/* Before the sections: FEC corrects them too (read_section()). */
+	err = extverity_fec_prepare(v, error);
+	if (err)
+		goto out;
 	err = load_trees(v, sb, error);
 	if (!err)
 		err = load_extents(v, sb, error);
@@ -504,17 +695,6 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 		dm_bufio_client_destroy(v->bufio);
 		v->bufio = NULL;
 		err = create_hash_client(v, DM_BUFIO_CLIENT_NO_SLEEP, error);
-		if (err)
-			goto out;
-	}
-
-	v->data_bufio = dm_bufio_client_create(v->data_dev->bdev,
-					       p->block_size, 1, 0, NULL, NULL,
-					       0);
-	if (IS_ERR(v->data_bufio)) {
-		err = PTR_ERR(v->data_bufio);
-		v->data_bufio = NULL;
-		*error = "Cannot initialize dm-bufio";
 	}
 out:
 	kfree(sb);

@@ -270,6 +270,13 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (err)
 		goto bad;
 
+	/* Before the manifest: FEC may correct it, and counts that. */
+	v->stats = alloc_percpu(struct extverity_stats);
+	if (!v->stats) {
+		ti->error = "Cannot allocate memory";
+		err = -ENOMEM;
+		goto bad;
+	}
 	err = extverity_load_manifest(v, &ti->error);
 	if (err)
 		goto bad;
@@ -302,9 +309,8 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		if (!v->verified_blocks)
 			goto bad;
 	}
-	v->stats = alloc_percpu(struct extverity_stats);
 	v->wq_queued = alloc_percpu(atomic_t);
-	if (!v->stats || !v->wq_queued)
+	if (!v->wq_queued)
 		goto bad;
 	/*
 	 * Both high priority, as dm-verity since 6.3, and WQ_MEM_RECLAIM

@@ -160,7 +160,8 @@ static noinline int fec_correct_hash(struct extverity_target *v,
 	if (!v->fec || io->in_bh)
 		return -EBADMSG;
 	buf = mempool_alloc(&v->fec->block_pool, GFP_NOIO);
-	err = extverity_fec_decode(v, io, v->p.data_blocks + hblock, buf);
+	err = extverity_fec_decode(v, io->ioprio, v->p.data_blocks + hblock,
+				   buf);
 	if (!err && want) {
 		err = extverity_hash_block(v, extverity_io_desc(io), buf,
 					   digest);
@@ -208,7 +209,8 @@ static noinline u8 *fec_read_hash(struct extverity_target *v,
 		return failed;
 	/* Decoded first: the block, unreadable, is then an erasure. */
 	buf = mempool_alloc(&v->fec->block_pool, GFP_NOIO);
-	if (extverity_fec_decode(v, io, v->p.data_blocks + hblock, buf))
+	if (extverity_fec_decode(v, io->ioprio, v->p.data_blocks + hblock,
+				 buf))
 		goto out;
 	/* The failed buffer left the cache: this one is new, not read. */
 	data = dm_bufio_new(v->bufio, hblock, bp);
@@ -708,7 +710,7 @@ static noinline int fec_correct_data(struct extverity_target *v,
 	if (!v->fec)
 		return -EBADMSG;
 	buf = mempool_alloc(&v->fec->block_pool, GFP_NOIO);
-	err = extverity_fec_decode(v, io, block, buf);
+	err = extverity_fec_decode(v, io->ioprio, block, buf);
 	if (!err)
 		err = extverity_hash_block(v, extverity_io_desc(io), buf, real);
 	if (!err && crypto_memneq(real, want, v->p.digest_size))

@@ -430,9 +430,11 @@ int extverity_fec_parse_opt(struct extverity_target *v, unsigned int flag,
 			    const char *arg, char **error);
 int extverity_fec_check_record(struct extverity_target *v,
 			       const struct extverity_fec *rec, char **error);
+int extverity_fec_prepare(struct extverity_target *v, char **error);
+void extverity_fec_unprepare(struct extverity_target *v);
 int extverity_fec_ctr(struct extverity_target *v, char **error);
 void extverity_fec_dtr(struct extverity_target *v);
-int extverity_fec_decode(struct extverity_target *v, struct extverity_io *io,
+int extverity_fec_decode(struct extverity_target *v, unsigned short ioprio,
 			 u64 index, u8 *out);
 #else
 static inline int extverity_fec_parse_opt(struct extverity_target *v,
@@ -450,6 +452,16 @@ static inline int extverity_fec_check_record(struct extverity_target *v,
 	return -EOPNOTSUPP;
 }
 
+static inline int extverity_fec_prepare(struct extverity_target *v,
+					char **error)
+{
+	return 0;
+}
+
+static inline void extverity_fec_unprepare(struct extverity_target *v)
+{
+}
+
 static inline int extverity_fec_ctr(struct extverity_target *v, char **error)
 {
 	return 0;
@@ -460,7 +472,7 @@ static inline void extverity_fec_dtr(struct extverity_target *v)
 }
 
 static inline int extverity_fec_decode(struct extverity_target *v,
-				       struct extverity_io *io, u64 index,
+				       unsigned short ioprio, u64 index,
 				       u8 *out)
 {
 	return -EOPNOTSUPP;

@@ -108,6 +108,15 @@ for b in "$D1" "$D2" "$D3" "$D4" $((N + L0B)) $((N + TOPB)); do
 	case $rounds in *" $r "*) die "blocks share round $r: $D1 $D2 $D3 $D4 hash $L0B $TOPB";; esac
 	rounds="$rounds$r "
 done
+# A manifest damaged within the capacity: the extent map's last block and
+# the tree table's first, in rounds of their own; over it, the extent
+# map's block and one parity byte of its round.
+read -r off len < <("$LOC" "$w/hash" section EXTENTS) || die "evtloc section EXTENTS"
+MEXT=$(((off + len) / BS - 1))
+read -r off len < <("$LOC" "$w/hash" section TREES) || die "evtloc section TREES"
+MTREE=$((off / BS))
+[ $(((N + MEXT) % ROUNDS)) != $(((N + MTREE) % ROUNDS)) ] ||
+	die "the manifest blocks $MEXT and $MTREE share a round"
 # Over the capacity: D1 again, and the first parity byte of its round's
 # first codeword flipped in a copy of the FEC file: two errors in that
 # codeword.  D2 is damaged too and must still be corrected.
@@ -134,6 +143,16 @@ cp --sparse=always "$IMG" "$w/over.ext4"
 garble "$w/over.ext4" "$D1" "$D2"
 cp "$w/fec" "$w/fec-over"
 flip "$w/fec-over" "$OVER_PARITY"
+cp "$w/hash" "$w/manhash"
+garble "$w/manhash" "$MEXT" "$MTREE"
+cp "$w/fec" "$w/fec-man-over"
+flip "$w/fec-man-over" $((((N + MEXT) % ROUNDS) * 2 * BS))
+# The superblock's block (covered block N) garbled; over the capacity,
+# one parity byte of its round as well.
+cp "$w/hash" "$w/sbhash"
+garble "$w/sbhash" 0
+cp "$w/fec" "$w/fec-sb-over"
+flip "$w/fec-sb-over" $(((N % ROUNDS) * 2 * BS))
 head -c "$(stat -c %s "$w/fec")" /dev/zero >"$w/fec-zero"
 head -c $(($(stat -c %s "$w/fec") - BS)) "$w/fec" >"$w/fec-short"
 
@@ -158,7 +177,8 @@ P
 VM_OUTDIR=$w run_vm --name=fec --timeout=600 --ctl="$w/ctl" \
 	"$TOPDIR/tests/vm/scenarios/fec.sh" "$IMG:ro" "$w/hash:ro" "$w/fec:ro" \
 	"$w/bad.ext4:ro" "$w/badhash:ro" "$w/over.ext4:ro" "$w/fec-over:ro" \
-	"$w/fec-zero:ro" "$w/fec-short:ro" "$w/nofec.hash:ro"
+	"$w/fec-zero:ro" "$w/fec-short:ro" "$w/nofec.hash:ro" "$w/manhash:ro" \
+	"$w/fec-man-over:ro" "$w/sbhash:ro" "$w/fec-sb-over:ro"
 VM_OUTDIR=$w vm_report fec
 grep '^fec:' "$w/boot-fec/output" 2>/dev/null | sed 's/^/   /'
 finish

@@ -8,7 +8,12 @@
 # (a level-0 block of two-levels) and TOPB (packed tops) garbled;
 # /dev/vdg the image with D1 and D2 garbled, /dev/vdh the parity with one
 # byte of D1's codeword flipped; /dev/vdi a parity of zeros, /dev/vdj one
-# a block short; /dev/vdk a hash area of the same image without FEC.
+# a block short; /dev/vdk a hash area of the same image without FEC;
+# /dev/vdl the hash area with a block of the extent map and one of the
+# tree table garbled, /dev/vdm the parity with one byte of the extent map
+# block's codeword flipped; /dev/vdn the hash area with its superblock's
+# block garbled, /dev/vdo the parity with one byte of that block's
+# codeword flipped.
 #@check insmod
 . /ctl/guest-lib.sh
 . /ctl/params
@@ -246,6 +251,85 @@ refused missing-refused "FEC needs use_fec_from_device, fec_roots, fec_blocks an
 refused no-record-refused "FEC options given, but the hash area has no FEC record" /dev/vdb /dev/vdk "$GOOD" "$ROOT2"
 refused over-data-refused "FEC parity overlaps the data" /dev/vdb /dev/vdc "$(fec /dev/vdb 2 "$FEC_BLOCKS" 0)"
 refused over-hash-refused "FEC parity overlaps the hash area" /dev/vdb /dev/vdc "$(fec /dev/vdc 2 "$FEC_BLOCKS" 0)"
+
+# --- a damaged manifest: corrected at table load ---------------------------
+#@check manifest-create
+#@check manifest-logged
+#@check manifest-status
+#@check manifest-reads-as-image
+#@check manifest-over-refused
+dmesg_mark
+if ev em /dev/vdb /dev/vdl "$GOOD"; then
+	gpass manifest-create
+	if lines "manifest section 0: 1 blocks corrected by FEC" >/dev/null &&
+		lines "manifest section 1: 1 blocks corrected by FEC" >/dev/null; then
+		gpass manifest-logged
+	else
+		gfail manifest-logged "$(dmesg_new | tail -n 3 | tr '\n' ' ')"
+	fi
+	# Counted at load; nothing else needs correcting.
+	c=$(counts em)
+	if [ "$(corrupt em)" = 0 ] && [ "$(corrected em)" = 2 ]; then gpass manifest-status; else gfail manifest-status "'$c', want 0 corrupt, 2 corrected"; fi
+	s=$(dd if=/dev/mapper/em bs=1M 2>/dev/null | md5sum | cut -d' ' -f1)
+	c=$(counts em)
+	if [ "$s" = "$IMG_MD5" ] && [ "$(corrupt em)" = 0 ] && [ "$(corrected em)" = 2 ]; then
+		gpass manifest-reads-as-image
+	else
+		gfail manifest-reads-as-image "md5 $s, image $IMG_MD5; status '$c'"
+	fi
+	dmsetup remove em
+else
+	gfail manifest-create "$(cat /tmp/ev.out) $(dmesg_new | tail -n 3 | tr '\n' ' ')"
+	gfail manifest-logged "not created"
+	gfail manifest-status "not created"
+	gfail manifest-reads-as-image "not created"
+fi
+refused manifest-over-refused "Extent map digest mismatch" /dev/vdb /dev/vdl "$(fec /dev/vdm 2 "$FEC_BLOCKS" 0)"
+
+# --- a damaged or unreadable superblock: corrected at table load -----------
+#@check sb-create
+#@check sb-logged
+#@check sb-reads-as-image
+#@check sb-over-refused
+#@check sb-unreadable
+dmesg_mark
+if ev es /dev/vdb /dev/vdn "$GOOD"; then
+	gpass sb-create
+	if lines ": superblock corrected by FEC\$" >/dev/null; then
+		gpass sb-logged
+	else
+		gfail sb-logged "$(dmesg_new | tail -n 3 | tr '\n' ' ')"
+	fi
+	s=$(dd if=/dev/mapper/es bs=1M 2>/dev/null | md5sum | cut -d' ' -f1)
+	c=$(counts es)
+	if [ "$s" = "$IMG_MD5" ] && [ "$(corrupt es)" = 0 ] && [ "$(corrected es)" = 1 ]; then
+		gpass sb-reads-as-image
+	else
+		gfail sb-reads-as-image "md5 $s, image $IMG_MD5; status '$c', want 0 corrupt, 1 corrected"
+	fi
+	dmsetup remove es
+else
+	gfail sb-create "$(cat /tmp/ev.out) $(dmesg_new | tail -n 3 | tr '\n' ' ')"
+	gfail sb-logged "not created"
+	gfail sb-reads-as-image "not created"
+fi
+refused sb-over-refused "Superblock does not match the root digest" /dev/vdb /dev/vdn "$(fec /dev/vdo 2 "$FEC_BLOCKS" 0)"
+# dm-error under the superblock's block: the hash device cannot read it.
+dmesg_mark
+if printf '0 %d error\n%d %d linear /dev/vdc %d\n' "$spb" "$spb" $((hlen - spb)) "$spb" |
+	dmsetup create --noudevsync --readonly lowers >/tmp/lower.out 2>&1 &&
+	dmsetup mknodes lowers && ev esu /dev/vdb /dev/mapper/lowers "$GOOD"; then
+	s=$(dd if=/dev/mapper/esu bs=1M 2>/dev/null | md5sum | cut -d' ' -f1)
+	if [ "$s" = "$IMG_MD5" ] && [ "$(corrected esu)" = 1 ] && lines ": superblock corrected by FEC\$" >/dev/null; then
+		gpass sb-unreadable
+	else
+		gfail sb-unreadable "md5 $s; status $(counts esu); $(lines . | head -n 3 | tr '\n' '|')"
+	fi
+	dmsetup remove esu
+else
+	gfail sb-unreadable "$(cat /tmp/lower.out /tmp/ev.out) $(dmesg_new | tail -n 3 | tr '\n' ' ')"
+fi
+dmsetup remove lowers 2>/dev/null
 
 # --- the tool ---------------------------------------------------------------
 #@check tool-table
