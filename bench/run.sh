@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench: extverity against dm-verity and the raw device in one VM boot,
-# and `extverity format` against `veritysetup format` and `fsverity digest`,
-# `extverity verify` against `veritysetup verify` on the host.  Ratios are what count: the guest runs under TCG, and this
+# and `extverity format` against `veritysetup format` (also both with FEC
+# parity, --fec-device) and `fsverity digest`, `extverity verify` against
+# `veritysetup verify` on the host.  Ratios are what count: the guest runs under TCG, and this
 # machine is shared.  Writes bench/results/<stamp>.{json,md,png}.
 #
 #   BENCH_BYTES     data in the reference image (default 300000000)
@@ -46,6 +47,22 @@ for _ in $(seq "$BENCH_HOST_RUNS"); do
 	echo "veritysetup $(echo "$t2 - $t1" | bc)" >>"$w/host.txt"
 	echo "fsverity $(echo "$t3 - $t2" | bc)" >>"$w/host.txt"
 done
+# Host: format with Reed-Solomon parity (2 roots, both), alternating,
+# medians; what the parity costs each is its time less format's alone.
+for _ in $(seq "$BENCH_HOST_RUNS"); do
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+	cat "$IMG" >/dev/null
+	t0=$(now)
+	"$EV" format --salt="$SALT" --fec-device="$w/efec" --fec-roots=2 "$IMG" "$w/ehash" >/dev/null
+	t1=$(now)
+	veritysetup format --salt="$SALT" --fec-device="$w/vfec" --fec-roots=2 "$IMG" "$w/vhash" >/dev/null
+	t2=$(now)
+	echo "extverity-fec $(echo "$t1 - $t0" | bc)" >>"$w/host.txt"
+	echo "veritysetup-fec $(echo "$t2 - $t1" | bc)" >>"$w/host.txt"
+done
+rm -f "$w/efec" "$w/vfec"
+"$EV" format --salt="$SALT" "$IMG" "$w/ehash" >"$w/eformat.out"
+veritysetup format --salt="$SALT" "$IMG" "$w/vhash" >"$w/vformat.out"
 EROOT=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/eformat.out")
 VROOT=$(sed -n 's/^Root hash:[[:space:]]*//p' "$w/vformat.out")
 # Host: verify throughput on the same image, page cache dropped and the
