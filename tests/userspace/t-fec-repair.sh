@@ -6,7 +6,9 @@
 # are the image and its hash area byte for byte, and that verify accepts;
 # without --hash-output a damaged hash area is refused with nothing
 # written.  One round past the capacity (two blocks of one round): verify
-# counts it, repair refuses with nothing written.  Bad uses are refused.
+# counts it, repair refuses with nothing written.  A damaged manifest
+# block: verify names it, repair rebuilds it into --hash-output and
+# refuses without.  Bad uses are refused.
 . "$TOPDIR/tests/userspace/common.sh"
 W=$WORKDIR
 E=$EXTVERITY
@@ -87,6 +89,52 @@ check_err "repair past the capacity: refused" 2 \
 	"still has 2 damaged items \\(1 rounds past what FEC corrects\\): nothing written" \
 	"$E" repair --fec-device="$W/fec" "$W/bad2" "$W/hash" "$root" "$W/out2"
 check "repair past the capacity: nothing written" test ! -e "$W/out2"
+
+# A damaged manifest (the extent map's first block): the FEC record still
+# authenticates, so verify says what the parity corrects and repair
+# rebuilds the hash area, into --hash-output only.
+ext=$(python3 - "$W/hash" <<'PY'
+import struct, sys
+sb = open(sys.argv[1], 'rb').read(1024)
+print(struct.unpack_from('<Q', sb, 88)[0])
+PY
+)
+cp "$W/hash" "$W/badm"
+garble "$W/badm" "$ext"
+check_err "verify --fec-device: a damaged manifest" 2 \
+	"FEC corrects 0 data blocks and 1 hash blocks; 0 rounds have more errors" \
+	"$E" verify --fec-device="$W/fec" "$img" "$W/badm" "$root"
+check_err "verify --fec-device: names the manifest block" 2 \
+	"FEC corrects: hash block $ext\$" \
+	"$E" verify --fec-device="$W/fec" "$img" "$W/badm" "$root"
+rm -f "$W/out6" "$W/outm6"
+check_err "repair of a damaged manifest without --hash-output: refused" 2 \
+	"the manifest of $W/badm is damaged: repairing it needs --hash-output" \
+	"$E" repair --fec-device="$W/fec" "$img" "$W/badm" "$root" "$W/out6"
+check "repair of a damaged manifest refused: nothing written" test ! -e "$W/out6"
+if "$E" repair --fec-device="$W/fec" --hash-output="$W/outm6" "$img" "$W/badm" \
+	"$root" "$W/out6" >"$W/rep6" 2>&1 &&
+	grep -q "^Repaired 0 data blocks and 1 hash blocks; $W/out6 verifies.\$" "$W/rep6"; then
+	pass "repair of a damaged manifest: 1 hash block"
+else
+	fail "repair of a damaged manifest: $(cat "$W/rep6")"
+fi
+check "repair of a damaged manifest: the hash output is the hash area" cmp -s "$W/hash" "$W/outm6"
+# The FEC record's own block damaged: nothing says where the parity is.
+rec=$(python3 - "$W/hash" <<'PY'
+import struct, sys
+sb = open(sys.argv[1], 'rb').read(1024)
+print(struct.unpack_from('<Q', sb, 88 + 6 * 96)[0])
+PY
+)
+cp "$W/hash" "$W/badr"
+garble "$W/badr" "$rec"
+rm -f "$W/out7" "$W/outm7"
+check_err "repair with its FEC record damaged: refused" 2 \
+	"corrupted: manifest section" \
+	"$E" repair --fec-device="$W/fec" --hash-output="$W/outm7" "$img" "$W/badr" "$root" "$W/out7"
+check "repair with its FEC record damaged: nothing written" \
+	bash -c "[ ! -e '$W/out7' ] && [ ! -e '$W/outm7' ]"
 
 check_err "repair without --fec-device" 1 "repair needs --fec-device" \
 	"$E" repair "$W/bad" "$W/hash" "$root" "$W/out3"

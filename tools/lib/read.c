@@ -345,6 +345,7 @@ static int load_fec(struct ev_area *a)
 	free(sect);
 	if (extverity_check_fec(&a->p, &a->fec_record, &a->fec, &why)) {
 		ev_error("invalid hash area in %s: %s", a->path, why);
+		memset(&a->fec, 0, sizeof(a->fec));
 		return 1;
 	}
 	return 0;

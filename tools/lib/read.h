@@ -76,7 +76,9 @@ struct ev_ino_file {
  * @nr_inodes: its number of entries
  * @has_fec: the area has a FEC section (EXTVERITY_COMPAT_FEC)
  * @fec_record: its record, as stored
- * @fec: its geometry, validated
+ * @fec: its geometry, validated; @fec.roots is 0 until then, and stays 0
+ *	when the section fails, so that a caller can tell whether FEC can
+ *	still be used on an area ev_area_load() found damaged
  */
 struct ev_area {
 	int fd;

@@ -182,9 +182,18 @@ int ev_cmd_repair(const struct ev_command *cmd, int argc, char *argv[])
 		return err;
 	/*
 	 * The area must load: its FEC record says where the parity is and
-	 * its digests judge the result.  A damaged manifest is not repaired.
+	 * its digests judge the result.  A damaged manifest is repaired into
+	 * --hash-output when the record still authenticates: the repaired
+	 * copy is then loaded and judged like any other.
 	 */
 	err = ev_area_read(&a, argv[optind + 1], offset, root);
+	if (err == EV_ECORRUPT && a.fec.roots) {
+		if (hash_out)
+			err = 0;
+		else
+			ev_error("the manifest of %s is damaged: repairing it "
+				 "needs --hash-output", argv[optind + 1]);
+	}
 	if (!err && !a.has_fec) {
 		ev_error("%s has no FEC record: it was formatted without "
 			 "--fec-device", argv[optind + 1]);

@@ -232,7 +232,13 @@ int ev_cmd_verify(const struct ev_command *cmd, int argc, char *argv[])
 		return err;
 	ev_progress_setup(progress);
 	err = ev_area_read(&a, argv[optind + 1], offset, root);
-	if (!err) {
+	/* A damaged manifest whose FEC record still authenticates. */
+	if (err == EV_ECORRUPT && fec && a.fec.roots) {
+		int ferr = fec_check(&a, argv[optind], fec);
+
+		if (ferr)
+			err = ferr;
+	} else if (!err) {
 		if (json) {
 			ji.a = &a;
 			ji.list = ev_json_array();
