@@ -12,9 +12,10 @@
  * wrong or damaged FEC device can only fail to correct.
  *
  * Decoding reads a block from each of 255 - roots places on the devices,
- * so it runs only in the worker, never in the completion context, and
- * only after the block failed: it is the slow path of a slow path.  Its
- * buffers come from mempools made at table load.
+ * so on the read path it runs only in the worker, never in the completion
+ * context, and only after the block failed: it is the slow path of a slow
+ * path.  Its buffers come from mempools made at table load, where it also
+ * corrects the superblock and the manifest (dm-extverity-manifest.c).
  */
 #include <linux/rslib.h>
 
@@ -143,23 +144,51 @@ static bool blocks_overlap(u64 start, u64 n, u64 s2, u64 n2)
 	return start < s2 + n2 && s2 < start + n;
 }
 
+/*
+ * Why the FEC device cannot hold parity of geometry @g for @v->p, or NULL:
+ * a logical block larger than the block size, parity over the data or the
+ * hash area, or past the device's end.
+ */
+static char *fec_device_problem(const struct extverity_target *v,
+				const struct extverity_fec_geometry *g)
+{
+	const struct extverity_params *p = &v->p;
+	struct block_device *bdev = v->fec->dev->bdev;
+	unsigned int shift = p->log_blocksize - SECTOR_SHIFT;
+
+	if (bdev_logical_block_size(bdev) > p->block_size)
+		return "FEC device logical block size exceeds the block size";
+	if (bdev == v->data_dev->bdev &&
+	    blocks_overlap(g->start, g->parity_blocks, 0, p->data_blocks))
+		return "FEC parity overlaps the data";
+	if (bdev == v->hash_dev->bdev &&
+	    blocks_overlap(g->start, g->parity_blocks, v->hash_start >> shift,
+			   p->hash_blocks))
+		return "FEC parity overlaps the hash area";
+	if ((bdev_nr_sectors(bdev) >> shift) < g->start + g->parity_blocks)
+		return "FEC device is smaller than its parity";
+	return NULL;
+}
+
 /**
  * extverity_fec_prepare() - the decoder, from the table line's FEC options
- * @v: the target, its superblock authenticated and parsed into @v->p, its
- *	dm-bufio clients made; the manifest sections not read yet
+ * @v: the target, with @v->p's geometry (from the authenticated superblock,
+ *	or a guess of fec_superblock()) and its dm-bufio clients made; the
+ *	manifest sections not read yet
  * @error: set to a static message for ti->error on failure
  *
  * The manifest sections are read with the decoder ready, so that a damaged
  * manifest block can be corrected (read_section()): its parameters come
  * from the table line, before the FEC record that must confirm them is
- * read.  Options that cannot describe this hash area leave the decoder
- * unmade and the manifest uncorrected; the FEC record then refuses them
- * (extverity_fec_check_record()).  The parity read before that check is
+ * read.  Options that cannot describe this hash area, or a FEC device
+ * that cannot hold their parity, leave the decoder unmade and the manifest
+ * uncorrected: the FEC record or extverity_fec_ctr() then refuses the
+ * table, each with its own message.  The parity read before that check is
  * not trusted any more than after it: a block it decodes is used only if
  * it matches its authenticated digest.
  *
  * Return: 0 or a negative errno; what was made is freed by
- * extverity_fec_dtr().
+ * extverity_fec_unprepare().
  */
 int extverity_fec_prepare(struct extverity_target *v, char **error)
 {
@@ -173,12 +202,9 @@ int extverity_fec_prepare(struct extverity_target *v, char **error)
 	const char *why;
 	int err;
 
-	if (!f || extverity_check_fec(&v->p, &rec, &g, &why))
+	if (!f || extverity_check_fec(&v->p, &rec, &g, &why) ||
+	    fec_device_problem(v, &g))
 		return 0;
-	if (bdev_logical_block_size(f->dev->bdev) > v->p.block_size) {
-		*error = "FEC device logical block size exceeds the block size";
-		return -EINVAL;
-	}
 	f->g = g;
 	f->bufio = dm_bufio_client_create(f->dev->bdev, v->p.block_size, 1, 0,
 					  NULL, NULL, 0);
@@ -205,36 +231,27 @@ int extverity_fec_prepare(struct extverity_target *v, char **error)
 
 /**
  * extverity_fec_ctr() - check that the FEC device holds the parity
- * @v: the target, its manifest loaded and its FEC record checked, so that
- *	the decoder extverity_fec_prepare() made is the record's
+ * @v: the target, its manifest loaded and its FEC record checked
  * @error: set to a static message for ti->error on failure
+ *
+ * A record equal to the table's options and a device that holds its
+ * parity are exactly what extverity_fec_prepare() made the decoder for.
  *
  * Return: 0 or -EINVAL.
  */
 int extverity_fec_ctr(struct extverity_target *v, char **error)
 {
-	struct extverity_fec_state *f = v->fec;
-	const struct extverity_params *p = &v->p;
-	u64 hash_first = v->hash_start >> (p->log_blocksize - SECTOR_SHIFT);
-	struct block_device *bdev;
+	char *why;
 
-	if (!f)
+	if (!v->fec)
 		return 0;
-	bdev = f->dev->bdev;
-	if (bdev == v->data_dev->bdev &&
-	    blocks_overlap(f->g.start, f->g.parity_blocks, 0, p->data_blocks)) {
-		*error = "FEC parity overlaps the data";
+	why = fec_device_problem(v, &v->fec->g);
+	if (why) {
+		*error = why;
 		return -EINVAL;
 	}
-	if (bdev == v->hash_dev->bdev &&
-	    blocks_overlap(f->g.start, f->g.parity_blocks, hash_first,
-			   p->hash_blocks)) {
-		*error = "FEC parity overlaps the hash area";
-		return -EINVAL;
-	}
-	if (dm_bufio_get_device_size(f->bufio) <
-	    f->g.start + f->g.parity_blocks) {
-		*error = "FEC device is smaller than its parity";
+	if (WARN_ON_ONCE(!v->fec->bufio)) {
+		*error = "FEC decoder not set up";
 		return -EINVAL;
 	}
 	return 0;
@@ -363,7 +380,8 @@ static int fec_fill_parity(struct extverity_target *v, u64 round, u32 off,
 /**
  * extverity_fec_decode() - one covered block, decoded from its round
  * @v: the target, with FEC
- * @ioprio: the I/O priority of the reads, the bio's this is for
+ * @ioprio: the I/O priority of the reads: the bio's this is for, or
+ *	IOPRIO_DEFAULT at table load
  * @index: the block: a data block, or data_blocks + a hash-area block
  * @out: block_size bytes, the decoded block
  *
@@ -396,8 +414,8 @@ int extverity_fec_decode(struct extverity_target *v, unsigned short ioprio,
 		n = min(v->p.block_size - off, EXTVERITY_FEC_PASS);
 		neras = 0;
 		for (i = 0; i < g->rsn; i++) {
-			if (!fec_fill_symbol(v, ioprio, round + i * g->rounds, off,
-					     n, i, cw))
+			if (!fec_fill_symbol(v, ioprio, round + i * g->rounds,
+					     off, n, i, cw))
 				continue;
 			if (neras == g->roots) {
 				err = -EBADMSG;

@@ -55,10 +55,12 @@ static int manifest_cond_resched(void)
  * the superblock's 1 KiB, or the hash device's logical block if larger (a
  * 4Kn disk, dm-crypt with sector_size:4096): a device cannot read less.
  * The block size the superblock names is checked against the devices only
- * once the superblock is authenticated.
+ * once the superblock is authenticated.  *@unreadable says the device
+ * failed the read, whatever its error: FEC may still give the block.
  */
 static int read_superblock(struct extverity_target *v,
-			   struct extverity_superblock *sb, char **error)
+			   struct extverity_superblock *sb, bool *unreadable,
+			   char **error)
 {
 	unsigned int lbs = bdev_logical_block_size(v->hash_dev->bdev);
 	unsigned int size = max_t(unsigned int, EXTVERITY_SB_SIZE, lbs);
@@ -86,6 +88,7 @@ static int read_superblock(struct extverity_target *v,
 	data = dm_bufio_read(c, 0, &b);
 	if (IS_ERR(data)) {
 		*error = "Cannot read the superblock";
+		*unreadable = true;
 		err = PTR_ERR(data);
 		goto out;
 	}
@@ -508,8 +511,9 @@ static int try_fec_superblock(struct extverity_target *v,
 	err = extverity_fec_prepare(v, &ignored);
 	if (err)
 		return err;
+	/* The guess does not fit the options or the FEC device. */
 	if (!v->fec->bufio)
-		return -EINVAL;		/* the guess does not fit the options */
+		return -EINVAL;
 	buf = kmalloc(v->p.block_size, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -539,6 +543,8 @@ static int fec_superblock(struct extverity_target *v,
 {
 	const struct extverity_params saved = v->p;
 	struct extverity_params *p = &v->p;
+	unsigned int lbs = max(bdev_logical_block_size(v->data_dev->bdev),
+			       bdev_logical_block_size(v->hash_dev->bdev));
 	unsigned int log, shift;
 	int err = -EBADMSG;
 
@@ -547,7 +553,9 @@ static int fec_superblock(struct extverity_target *v,
 	for (log = EXTVERITY_MIN_LOG_BLOCKSIZE;
 	     log <= EXTVERITY_MAX_LOG_BLOCKSIZE && err; log++) {
 		shift = log - SECTOR_SHIFT;
-		if ((v->ti->len | v->hash_start) & ((1U << shift) - 1) ||
+		/* A block size the load would refuse is not tried. */
+		if ((1U << log) < lbs ||
+		    (v->ti->len | v->hash_start) & ((1U << shift) - 1) ||
 		    v->fec->g.blocks <= (v->ti->len >> shift))
 			continue;
 		p->block_size = 1U << log;
@@ -593,6 +601,7 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 	struct extverity_superblock *sb;
 	struct extverity_params *p = &v->p;
 	u8 table_alg = p->hash_algorithm;
+	bool unreadable = false;
 	const char *why;
 	int err;
 
@@ -601,7 +610,7 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 		*error = "Cannot allocate memory";
 		return -ENOMEM;
 	}
-	err = read_superblock(v, sb, error);
+	err = read_superblock(v, sb, &unreadable, error);
 	if (!err) {
 		err = extverity_hash_plain(v, sb, sizeof(*sb), digest);
 		if (err) {
@@ -613,7 +622,7 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 			err = -EBADMSG;
 	}
 	/* Read, but wrong; or not read: FEC may still give it. */
-	if ((err == -EBADMSG || err == -EIO) && !fec_superblock(v, sb))
+	if ((err == -EBADMSG || unreadable) && !fec_superblock(v, sb))
 		err = 0;
 	if (err == -EBADMSG) {
 		DMERR("%s: superblock does not match root digest",
