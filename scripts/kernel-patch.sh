@@ -117,6 +117,21 @@ fi
 if ! has system_bh_wq include/linux/workqueue.h; then
 	sed -i 's/\bsystem_bh_wq\b/system_highpri_wq/g' "${src[@]}"
 fi
+# The SHA-256 library's two-block hashing (7.x): a tree without it gets
+# neither dm-extverity-sha256.c nor its Kconfig entry and Makefile line,
+# and dm-extverity.h keeps only the inline functions that stand for it, so
+# that SHA-256 goes through the crypto API as SHA-512 does.
+sha256_lib=y
+if ! has sha256_finup_2x include/crypto/sha2.h; then
+	sha256_lib=
+	rm "$b/drivers/md/dm-extverity-sha256.c"
+	src=("$b"/drivers/md/dm-extverity*.[ch])
+	perl -0pi -e 's/^#ifdef CONFIG_DM_EXTVERITY_SHA256_LIB\n.*?^#else\n(.*?)^#endif\n/$1/ms or die' \
+		"$b/drivers/md/dm-extverity.h"
+fi
+[ -n "$sha256_lib" ] || ! grep -qw CONFIG_DM_EXTVERITY_SHA256_LIB \
+	"${src[@]}" || die "the SHA-256 library path left in the staged sources of a tree without it"
+
 for name in BLK_OPEN_READ BLK_OPEN_WRITE WQ_PERCPU kmalloc_obj kzalloc_obj \
 	dm_bufio_read_with_ioprio dm_bufio_prefetch_with_ioprio system_bh_wq \
 	LINUX_VERSION_CODE dm-extverity-compat; do
@@ -129,14 +144,17 @@ done
 # Kconfig: the entry without the fragment's leading comment block, after
 # the last dm-verity option.
 frag=$stage/kconfig.frag
-awk 'body || !/^(#|$)/ { body = 1; print }' drivers/md/Kconfig.extverity >"$frag"
+awk -v lib="$sha256_lib" '
+	/^config / { skip = (lib == "" && $2 == "DM_EXTVERITY_SHA256_LIB") }
+	!skip && (body || !/^(#|$)/) { body = 1; print }' drivers/md/Kconfig.extverity >"$frag"
 echo >>"$frag"
 insert_at "$b/drivers/md/Kconfig" "config DM_SWITCH" "$frag"
 
 # Makefile: the in-tree half of drivers/md/Kbuild, as a block at the end.
 frag=$stage/makefile.frag
 echo >"$frag"
-awk '/^obj-\$\(CONFIG_DM_EXTVERITY\)/ { body = 1 } body' drivers/md/Kbuild >>"$frag"
+awk -v lib="$sha256_lib" '/^obj-\$\(CONFIG_DM_EXTVERITY\)/ { body = 1 }
+	body && !(lib == "" && /dm-extverity-sha256\.o/)' drivers/md/Kbuild >>"$frag"
 [ "$(wc -l <"$frag")" -gt 2 ] || die "drivers/md/Kbuild: no obj-\$(CONFIG_DM_EXTVERITY) line"
 cat "$frag" >>"$b/drivers/md/Makefile"
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-extverity: hashing.  The only file that calls the crypto API, so a move
- * to the SHA-2 library or to multibuffer hashing touches nothing else.
+ * dm-extverity: hashing.  The only file that calls the crypto API, and the
+ * one place that chooses between it and the SHA-256 library: SHA-256 trees
+ * go through the library where the kernel's hashes two blocks at once
+ * (@v->salted_sha256 set), everything else through the crypto API.
  *
  * Tree blocks are hashed as fs-verity does: H(salt' || block), where salt' is
  * the salt zero-padded to the hash function's block size (64 bytes for
@@ -36,6 +38,7 @@ int extverity_hash_init(struct extverity_target *v, const char *alg_name)
 
 void extverity_hash_exit(struct extverity_target *v)
 {
+	extverity_sha256_exit(v);
 	kfree(v->salted_state);
 	v->salted_state = NULL;
 	if (!IS_ERR_OR_NULL(v->tfm))
@@ -46,6 +49,10 @@ void extverity_hash_exit(struct extverity_target *v)
 /**
  * extverity_hash_prepare_salt() - precompute the hash state after the salt
  * @v: the target, with @v->p and @v->salt set from the superblock
+ *
+ * SHA-256 trees are hashed with the library where it can hash two blocks
+ * at once (@v->salted_sha256); the crypto API's state is prepared all the
+ * same, for the manifest's transform is the same one.
  *
  * Return: 0 or a negative errno.
  */
@@ -71,6 +78,9 @@ int extverity_hash_prepare_salt(struct extverity_target *v)
 	if (!err)
 		err = crypto_shash_export(desc, v->salted_state);
 	shash_desc_zero(desc);
+	if (!err && v->p.hash_algorithm == EXTVERITY_HASH_SHA256)
+		err = extverity_sha256_prepare_salt(v, v->p.salt_size ?
+						    padded : NULL);
 	return err;
 }
 
@@ -106,6 +116,10 @@ int extverity_hash_block(struct extverity_target *v, struct shash_desc *desc,
 {
 	int err;
 
+	if (v->salted_sha256) {
+		extverity_sha256_block(v, data, v->p.block_size, out);
+		return 0;
+	}
 	desc->tfm = v->tfm;
 	err = crypto_shash_import(desc, v->salted_state);
 	if (!err)
@@ -131,6 +145,10 @@ int extverity_hash_top(struct extverity_target *v, struct shash_desc *desc,
 {
 	int err;
 
+	if (v->salted_sha256) {
+		extverity_sha256_block(v, data, len, out);
+		return 0;
+	}
 	desc->tfm = v->tfm;
 	err = crypto_shash_import(desc, v->salted_state);
 	if (!err)
@@ -160,6 +178,10 @@ int extverity_hash_bio_block(struct extverity_target *v,
 	unsigned int todo = v->p.block_size;
 	int err;
 
+	if (v->salted_sha256) {
+		extverity_sha256_bio_block(v, bio, iter, out);
+		return 0;
+	}
 	desc->tfm = v->tfm;
 	err = crypto_shash_import(desc, v->salted_state);
 	while (!err && todo) {

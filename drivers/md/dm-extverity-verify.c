@@ -732,12 +732,13 @@ static noinline int fec_correct_data(struct extverity_target *v,
  * the completion context any failure is -EAGAIN: the worker checks the
  * block again and rechecks, reports or logs it.  When the data device
  * failed the read (@io->read_failed, worker only), the bio holds nothing:
- * the block can only come from FEC.
+ * the block can only come from FEC.  @paired, if not NULL, is the block's
+ * digest, hashed already with the block before it (hash_pair()).
  */
 static int verify_block(struct extverity_target *v, struct extverity_io *io,
 			struct bio *bio, struct bvec_iter *iter,
 			const struct extverity_ext *e, u64 block,
-			const char **what)
+			const u8 *paired, const char **what)
 {
 	u8 want[EXTVERITY_MAX_DIGEST_SIZE], real[EXTVERITY_MAX_DIGEST_SIZE];
 	u64 leaf = e->leaf + (block - e->start);
@@ -764,8 +765,13 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 		}
 		return 0;
 	}
-	err = extverity_hash_bio_block(v, extverity_io_desc(io), bio, iter,
-				       real);
+	if (paired) {
+		memcpy(real, paired, v->p.digest_size);
+		bio_advance_iter(bio, iter, v->p.block_size);
+	} else {
+		err = extverity_hash_bio_block(v, extverity_io_desc(io), bio,
+					       iter, real);
+	}
 	if (err && io->in_bh)
 		return -EAGAIN;
 	if (err) {
@@ -798,6 +804,45 @@ static int verify_block(struct extverity_target *v, struct extverity_io *io,
 }
 
 /*
+ * With the SHA-256 library (@v->salted_sha256), hash the next two blocks of
+ * the bio, at @iter, in one call: @block and the one after it, both of rule
+ * @e and both still to verify.  Returns false, having hashed nothing, when
+ * they are not such a pair or a block spans two bio segments; the blocks
+ * are then hashed one at a time.
+ *
+ * Hashing is all this does: each block then goes through verify_block(),
+ * with its digest, as any other.  So every failure is handled in one
+ * place, and a block that fails costs at most one digest computed for
+ * nothing.
+ */
+static bool hash_pair(struct extverity_target *v, struct extverity_io *io,
+		      struct bio *bio, struct bvec_iter iter,
+		      const struct extverity_ext *e, u64 block,
+		      u8 real[2][EXTVERITY_MAX_DIGEST_SIZE])
+{
+	unsigned int bs = v->p.block_size;
+	struct bio_vec bv1, bv2;
+	void *data1, *data2;
+
+	if (!v->salted_sha256 || io->read_failed ||
+	    io->done + 1 >= io->n_blocks || block + 1 - e->start >= e->count ||
+	    (v->verified_blocks && test_bit(block + 1, v->verified_blocks)))
+		return false;
+	bv1 = bio_iter_iovec(bio, iter);
+	bio_advance_iter(bio, &iter, bs);
+	bv2 = bio_iter_iovec(bio, iter);
+	if (bv1.bv_len < bs || bv2.bv_len < bs)
+		return false;
+	data1 = bvec_kmap_local(&bv1);
+	data2 = bvec_kmap_local(&bv2);
+	extverity_sha256_2blocks(v, data1, data2, real[0], real[1]);
+	kunmap_local(data2);
+	kunmap_local(data1);
+	this_cpu_add(v->stats->paired, 2);
+	return true;
+}
+
+/*
  * Verify the blocks of the bio from @io->done on, advancing @io->done and
  * @io->iter past each block done with.  On a failure other than corruption,
  * @failed is the block and @what what failed on it.  A block that returns
@@ -807,12 +852,20 @@ static int verify_io(struct extverity_io *io, struct bio *bio, u64 *failed,
 		     const char **what)
 {
 	struct extverity_target *v = io->v;
+	u8 real[2][EXTVERITY_MAX_DIGEST_SIZE];
+	bool next_paired = false;
 	u64 idx = 0, block;
 	int err = 0;
 
 	for (; io->done < io->n_blocks; io->done++) {
 		struct bvec_iter iter = io->iter;
 		const struct extverity_ext *e;
+		const u8 *paired = NULL;
+
+		/* real[1] is this block's digest (hash_pair(), just before). */
+		if (next_paired)
+			paired = real[1];
+		next_paired = false;
 
 		block = io->block + io->done;
 		idx = find_extent(v, block, idx);
@@ -828,7 +881,13 @@ static int verify_io(struct extverity_io *io, struct bio *bio, u64 *failed,
 			   test_bit(block, v->verified_blocks)) {
 			bio_advance_iter(bio, &iter, v->p.block_size);
 		} else {
-			err = verify_block(v, io, bio, &iter, e, block, what);
+			if (!paired && hash_pair(v, io, bio, iter, e, block,
+						 real)) {
+				paired = real[0];
+				next_paired = true;
+			}
+			err = verify_block(v, io, bio, &iter, e, block, paired,
+					   what);
 			if (err) {
 				*failed = block;
 				break;

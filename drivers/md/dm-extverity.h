@@ -124,6 +124,7 @@ struct extverity_stats {
 	u64 corrupt;	/* data blocks that failed verification */
 	u64 zero;	/* blocks of zero ranges returned as zeros */
 	u64 corrected;	/* data and hash blocks corrected by FEC */
+	u64 paired;	/* data blocks hashed two at a time */
 };
 
 /**
@@ -164,6 +165,9 @@ struct extverity_fec_state {
  * @tfm: the hash transform (sha256 or sha512)
  * @salted_state: exported hash state after the padded salt; importing it
  *	starts a block hash without re-hashing the salt
+ * @salted_sha256: with SHA-256, on a kernel whose SHA-256 library hashes
+ *	two blocks at once, the library's context after the padded salt,
+ *	which tree and data blocks are then hashed from; else NULL
  * @zero_block: @p.block_size zero bytes, to pad packed top blocks
  * @bufio: hash-area blocks, cached; buffers carry struct extverity_buf_aux
  * @data_bufio: data blocks re-read after a mismatch (never kept cached)
@@ -207,6 +211,7 @@ struct extverity_target {
 
 	struct crypto_shash *tfm;
 	u8 *salted_state;
+	struct sha256_ctx *salted_sha256;
 	u8 *zero_block;
 
 	struct dm_bufio_client *bufio;
@@ -365,6 +370,52 @@ int extverity_hash_top(struct extverity_target *v, struct shash_desc *desc,
 int extverity_hash_bio_block(struct extverity_target *v,
 			     struct shash_desc *desc, struct bio *bio,
 			     struct bvec_iter *iter, u8 *out);
+
+#ifdef CONFIG_DM_EXTVERITY_SHA256_LIB
+/* dm-extverity-sha256.c */
+int extverity_sha256_prepare_salt(struct extverity_target *v,
+				  const u8 *padded);
+void extverity_sha256_exit(struct extverity_target *v);
+void extverity_sha256_block(const struct extverity_target *v, const u8 *data,
+			    u32 len, u8 *out);
+void extverity_sha256_bio_block(const struct extverity_target *v,
+				struct bio *bio, struct bvec_iter *iter, u8 *out);
+void extverity_sha256_2blocks(const struct extverity_target *v,
+			      const u8 *data1, const u8 *data2, u8 *out1,
+			      u8 *out2);
+#else
+/*
+ * Without the library's two-block hashing, SHA-256 goes through the crypto
+ * API like SHA-512: @v->salted_sha256 stays NULL, and nothing calls the
+ * hashing functions below.
+ */
+static inline int extverity_sha256_prepare_salt(struct extverity_target *v,
+						const u8 *padded)
+{
+	return 0;
+}
+
+static inline void extverity_sha256_exit(struct extverity_target *v)
+{
+}
+
+static inline void extverity_sha256_block(const struct extverity_target *v,
+					  const u8 *data, u32 len, u8 *out)
+{
+}
+
+static inline void extverity_sha256_bio_block(const struct extverity_target *v,
+					      struct bio *bio,
+					      struct bvec_iter *iter, u8 *out)
+{
+}
+
+static inline void extverity_sha256_2blocks(const struct extverity_target *v,
+					    const u8 *data1, const u8 *data2,
+					    u8 *out1, u8 *out2)
+{
+}
+#endif
 
 /* dm-extverity-manifest.c */
 int extverity_load_manifest(struct extverity_target *v, char **error);

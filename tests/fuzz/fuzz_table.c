@@ -88,6 +88,9 @@ static void parse_status(const char *s)
 	if (st.has_corrected)
 		snprintf(line + strlen(line), sizeof(line) - strlen(line),
 			 " %llu", (unsigned long long)st.corrected);
+	if (st.has_paired)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " %llu", (unsigned long long)st.paired);
 	FUZZ_CHECK(!ev_status_parse(line, &st2) &&
 		   !memcmp(&st, &st2, sizeof(st)), "'%s' reads back as other "
 		   "values from '%s'", s, line);

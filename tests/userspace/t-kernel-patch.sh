@@ -31,5 +31,13 @@ for series in 6.1 6.12; do
 	else
 		fail "$series: want $want and none of /$unwanted/ in the added lines"
 	fi
+	# Neither tree has sha256_finup_2x(): no library path, no file, no
+	# Kconfig entry or Makefile line for it, and the stand-ins kept.
+	if grep -Eq 'dm-extverity-sha256\.[co]|SHA256_LIB|sha256_finup_2x\(ctx|sha256_ctx \*ctx' "$p" ||
+		! grep -q '^+static inline void extverity_sha256_2blocks' "$p"; then
+		fail "$series: the SHA-256 library path left in, or its stand-ins gone: $(grep -Em 2 'dm-extverity-sha256\.[co]|SHA256_LIB' "$p" | tr '\n' ' ')"
+	else
+		pass "$series: no SHA-256 library path (the tree has no sha256_finup_2x())"
+	fi
 done
 finish

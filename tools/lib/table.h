@@ -91,8 +91,9 @@ int ev_table_parse(const char *params, struct ev_table_line *t);
 void ev_table_line_free(struct ev_table_line *t);
 
 /*
- * The status line of the target: "V|C VERIFIED CORRUPT ZERO [CORRECTED]"
- * (@has_corrected: the target counts blocks corrected by FEC).
+ * The status line of the target: "V|C VERIFIED CORRUPT ZERO [CORRECTED
+ * [PAIRED]]" (@has_corrected: the target counts blocks corrected by FEC;
+ * @has_paired: blocks hashed two at a time).
  */
 struct ev_target_status {
 	char health;
@@ -100,7 +101,9 @@ struct ev_target_status {
 	u64 corrupt;
 	u64 zero;
 	u64 corrected;
+	u64 paired;
 	bool has_corrected;
+	bool has_paired;
 };
 
 /* Parse a status line into @st; 0 or -EINVAL. */

@@ -199,6 +199,10 @@ static void print_json(const char *name, const struct state *s)
 		ev_json_add_u64(j, "corrected_blocks", s->st.corrected);
 	else
 		ev_json_add(j, "corrected_blocks", NULL);
+	if (s->st.has_paired)
+		ev_json_add_u64(j, "paired_blocks", s->st.paired);
+	else
+		ev_json_add(j, "paired_blocks", NULL);
 	ev_json_add_u64(j, "version", s->t.version);
 	ev_json_add_str(j, "hash_algorithm", s->t.alg);
 	/* Unknown (null) when the superblock could not be read. */
@@ -250,6 +254,9 @@ static void print_text(const char *name, const struct state *s)
 	if (s->st.has_corrected)
 		printf("  corrected:   %" PRIu64 " blocks (by FEC)\n",
 		       s->st.corrected);
+	if (s->st.has_paired)
+		printf("  paired:      %" PRIu64 " blocks (hashed two at a time)\n",
+		       s->st.paired);
 	printf("  hash type:   %u\n", s->t.version);
 	if (s->have_sb)
 		printf("  data block:  %u\n", s->block_size);
