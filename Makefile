@@ -7,6 +7,7 @@
 #   make check-debug  the VM tests again on a KASAN/lockdep/kmemleak kernel
 #   make demo       format a sample image, verify it, show a corruption report
 #   make bench      extverity vs dm-verity vs raw in one VM run (bench/results/)
+#   make bench-boot a Debian root booted from raw, dm-verity, extverity (6.1, 6.12)
 #   make bench-uml  their CPU cost under User-Mode Linux (bench/uml.sh)
 #   make lint       checkpatch --strict, sparse (C=1) and W=1 on the kernel code
 #   make stress     10 minutes of the VM stress scenario (STRESS_SECONDS)
@@ -61,7 +62,7 @@ KDIR := $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1))
 endif
 
-.PHONY: all tools module check check-deps demo lint clean bench bench-uml check-debug
+.PHONY: all tools module check check-deps demo lint clean bench bench-boot bench-uml check-debug
 all: tools module
 
 tools: tools/extverity tools/extverity-generator
@@ -168,6 +169,11 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 bench: check-deps
 	$(MAKE) all
 	$(KERNEL_RUN) bench/run.sh
+
+# A Debian root booted from raw, dm-verity and extverity (bench/boot.sh).
+bench-boot: check-deps
+	$(MAKE) all
+	$(KERNEL_RUN) bench/boot.sh
 
 bench-uml: check-deps
 	$(MAKE) tools

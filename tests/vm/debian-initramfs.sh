@@ -21,7 +21,10 @@
 #                           at this tree's module and tool: nothing is
 #                           installed on the host), records LABEL/mkinitramfs
 #                           and LABEL/contains-FILE for the files the hook
-#                           must add; returns 1 when mkinitramfs failed
+#                           must add; returns 1 when mkinitramfs failed.
+#                           DEBIAN_INITRAMFS_EXTRA=DIR adds DIR's hooks/*
+#                           and scripts/local-top/* to the configuration
+#                           (make bench-boot's dm-verity opener)
 
 debian_initramfs_skip() {
 	if [ -n "$VM_MODROOT" ] || [ "$VM_DEBUG_KERNEL" = 1 ]; then
@@ -56,6 +59,11 @@ EOF2
 	install -m 755 "$TOPDIR/scripts/initramfs-tools/hooks/extverity" "$conf/hooks/extverity"
 	install -m 755 "$TOPDIR/scripts/initramfs-tools/scripts/local-top/extverity" \
 		"$conf/scripts/local-top/extverity"
+	if [ -n "${DEBIAN_INITRAMFS_EXTRA:-}" ]; then
+		for f in "$DEBIAN_INITRAMFS_EXTRA"/hooks/* "$DEBIAN_INITRAMFS_EXTRA"/scripts/local-top/*; do
+			install -m 755 "$f" "$conf/${f#"$DEBIAN_INITRAMFS_EXTRA"/}"
+		done
+	fi
 	start=$(date +%s)
 	if EXTVERITY_KO=$MODULE EXTVERITY_TOOL=$EXTVERITY_RELEASE \
 		mkinitramfs -d "$conf" -o "$initrd" "$KVER" >"$w/mkinitramfs.log" 2>&1; then
