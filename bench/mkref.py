@@ -4,7 +4,10 @@
 Debian 12's /usr (the size list in ../shared/data), until TARGET bytes of
 data, 100 to a directory, with incompressible but reproducible contents.
 
-Usage: mkref.py SIZES.txt.gz OUTDIR TARGET_BYTES
+Usage: mkref.py SIZES.txt.gz OUTDIR TARGET_BYTES [SEED]
+
+Another SEED draws other files (make bench's full image adds them to fill
+its free space: no file then repeats another's contents).
 """
 import gzip
 import os
@@ -12,8 +15,9 @@ import random
 import sys
 
 sizes_file, out, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
+seed = int(sys.argv[4]) if len(sys.argv) > 4 else 20261203
 sizes = [int(line) for line in gzip.open(sizes_file, 'rt') if line.strip()]
-rng = random.Random(20261203)
+rng = random.Random(seed)
 rng.shuffle(sizes)
 # One pseudo-random pool; each file is a slice at a per-file offset, so
 # no two files share content unless they are empty.

@@ -11,7 +11,7 @@ import statistics
 import subprocess
 
 ap = argparse.ArgumentParser()
-for a in ('res', 'host', 'image', 'ehash', 'vhash', 'files', 'file-bytes', 'out'):
+for a in ('res', 'host', 'image', 'ehash', 'vhash', 'files', 'file-bytes', 'free-blocks', 'out'):
     ap.add_argument('--' + a, required=True)
 ap.add_argument('--rss')
 ap.add_argument('--verify')
@@ -89,6 +89,7 @@ out = {
     'verify_seconds': verify,
     'verify_median_seconds': {k: statistics.median(v) for k, v in verify.items()},
     'rounds': len(rounds), 'files': int(args.files), 'file_bytes': int(args.file_bytes),
+    'free_blocks': int(args.free_blocks),
     'sizes': sizes, 'host_seconds': host, 'host_median_seconds': host_med,
     'guest': res,
     'kernel': kernel,
@@ -98,7 +99,8 @@ with open(args.out + '.json', 'w') as f:
 
 md = [f'# make bench ({len(rounds)} rounds, medians; guest under qemu TCG; kernel {kernel})', '',
       f'Reference image: {sizes["image"] >> 20} MiB, {args.files} files '
-      f'({int(args.file_bytes) >> 20} MiB of file data, sizes from Debian 12 /usr).', '',
+      f'({int(args.file_bytes) >> 20} MiB of file data, sizes from Debian 12 /usr; '
+      f'{int(args.free_blocks) * 4096 * 100 / sizes["image"]:.1f} % of its blocks free).', '',
       'dm-verity and extverity are each measured without and with '
       '`try_verify_in_tasklet` (bh); ext/verity is the better extverity against '
       'the better dm-verity (the one the hash columns describe; * marks bh).', '',

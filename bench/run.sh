@@ -153,7 +153,7 @@ fi
 
 python3 bench/report.py --res "$w/boot-bench/res" --host "$w/host.txt" \
 	--image "$IMG" --ehash "$w/ehash" --vhash "$w/vhash" --files "$FILES" \
-	--file-bytes "$FILE_BYTES" --rss "$w/rss.txt" --verify "$w/verify.txt" --out "bench/results/$stamp"
+	--file-bytes "$FILE_BYTES" --free-blocks "$FREE_BLOCKS" --rss "$w/rss.txt" --verify "$w/verify.txt" --out "bench/results/$stamp"
 cp "bench/results/$stamp.md" bench/results/latest.md
 cp "bench/results/$stamp.json" bench/results/latest.json
 [ -f "bench/results/$stamp.png" ] && cp "bench/results/$stamp.png" bench/results/latest.png
