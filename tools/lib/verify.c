@@ -5,7 +5,9 @@
  * every file or residual extent against its leaf digest, so a report can
  * name exactly what is damaged.  Each hash block is read once and used as
  * it was checked in memory.  Trees are read a window at a time, never
- * whole: a sparse file's tree is as large as its apparent size.
+ * whole: a sparse file's tree is as large as its apparent size.  Data is
+ * read in order, a chunk at a time, and each chunk's blocks are hashed on
+ * every CPU (hashpool.h); the digests are then compared in order.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,6 +18,8 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "hashpool.h"
+#include "parallel.h"
 #include "progress.h"
 #include "verify.h"
 
@@ -32,7 +36,8 @@ struct vlevel {
 
 struct vctx {
 	struct ev_area *a;
-	struct ev_hasher h;
+	struct ev_hasher h;	/* hash blocks */
+	struct ev_hashpool *pool;	/* data blocks, a chunk at a time */
 	int data_fd;
 	u64 reports;
 	struct ev_verify_result *res;	/* its callback, for each report */
@@ -42,6 +47,7 @@ struct vctx {
 	struct vlevel lv[EXTVERITY_MAX_LEVELS];	/* ... checked blocks */
 	u32 bad_levels;		/* ... levels reported damaged, a bit each */
 	u8 *buf;		/* one chunk of data blocks */
+	u8 *digests;		/* ... and their digests */
 	u64 *bad_tops;		/* TOPS blocks whose tops do not match */
 	u32 **bad_top_trees;
 	size_t *bad_top_n;
@@ -343,7 +349,6 @@ static int check_range(struct vctx *v, u32 i,
 	u32 bs = p->block_size, ds = p->digest_size;
 	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
 	u64 ino = le64_to_cpu(e->inode);
-	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	const u8 *want;
 	u64 done, k;
 	int err;
@@ -359,6 +364,10 @@ static int check_range(struct vctx *v, u32 i,
 			return EV_EIO;
 		}
 		ev_progress_add(n * bs);
+		if (ev_hashpool_run(v->pool, v->buf, n, v->digests)) {
+			ev_hash_error(p->hash_algorithm, "verifying");
+			return EV_ENOMEM;
+		}
 		for (k = 0; k < n; k++) {
 			u64 blk = start + done + k, lf = leaf + done + k;
 
@@ -375,10 +384,7 @@ static int check_range(struct vctx *v, u32 i,
 					continue;
 				want += digest_off(v, i, 0, lf);
 			}
-			err = hash(v, v->buf + k * bs, digest);
-			if (err)
-				return err;
-			if (!memcmp(digest, want, ds))
+			if (!memcmp(v->digests + k * ds, want, ds))
 				continue;
 			if (i == EXTVERITY_TREE_RESIDUAL)
 				report_metadata(v, blk);
@@ -500,11 +506,17 @@ int ev_verify(struct ev_area *a, const char *image,
 	}
 	err = ev_hasher_init(&v.h, p->hash_algorithm, a->sb.salt,
 			     p->salt_size, p->block_size);
+	if (!err)
+		err = ev_hashpool_new(&v.pool, ev_default_threads(),
+				      p->hash_algorithm, a->sb.salt,
+				      p->salt_size, p->block_size);
 	if (err) {
+		ev_hasher_free(&v.h);
 		close(v.data_fd);
 		return err;
 	}
 	v.buf = xmalloc((size_t)CHUNK * p->block_size);
+	v.digests = xmalloc((size_t)CHUNK * EXTVERITY_MAX_DIGEST_SIZE);
 	v.path = ev_path_new();
 	v.top = xmalloc(p->block_size);
 	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
@@ -539,6 +551,8 @@ int ev_verify(struct ev_area *a, const char *image,
 		res->corrupted = v.reports;
 	}
 	free(order);
+	ev_hashpool_free(v.pool);
+	free(v.digests);
 	free(v.buf);
 	free(v.path);
 	free(v.top);
