@@ -16,8 +16,8 @@
 
 #include "hashpool.h"
 
-/* Blocks taken at a time: few enough to share a chunk, enough to be cheap. */
-#define SLICE	16
+/* Few enough to share a chunk, enough to be cheap. */
+#define SLICE	EV_HASHPOOL_SLICE
 
 struct helper {
 	struct ev_hashpool *hp;

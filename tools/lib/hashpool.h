@@ -13,6 +13,12 @@
 
 struct ev_hashpool;
 
+/*
+ * Blocks a thread takes at a time: a buffer of n blocks keeps at most
+ * n / EV_HASHPOOL_SLICE threads busy.
+ */
+#define EV_HASHPOOL_SLICE	16
+
 /**
  * ev_hashpool_new() - start threads for salted block hashing
  * @out: receives the pool

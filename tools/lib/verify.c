@@ -489,6 +489,7 @@ int ev_verify(struct ev_area *a, const char *image,
 	struct vctx v = { .a = a, .res = res };
 	struct stat st;
 	u64 *order, i, t, bytes = 0;
+	unsigned int threads;
 	int err = 0;
 
 	v.data_fd = open(image, O_RDONLY);
@@ -506,8 +507,12 @@ int ev_verify(struct ev_area *a, const char *image,
 	}
 	err = ev_hasher_init(&v.h, p->hash_algorithm, a->sb.salt,
 			     p->salt_size, p->block_size);
+	/* More threads than a chunk has slices would only wait. */
+	threads = ev_default_threads();
+	if (threads > CHUNK / EV_HASHPOOL_SLICE)
+		threads = CHUNK / EV_HASHPOOL_SLICE;
 	if (!err)
-		err = ev_hashpool_new(&v.pool, ev_default_threads(),
+		err = ev_hashpool_new(&v.pool, threads,
 				      p->hash_algorithm, a->sb.salt,
 				      p->salt_size, p->block_size);
 	if (err) {
