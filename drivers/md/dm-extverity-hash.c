@@ -51,8 +51,9 @@ void extverity_hash_exit(struct extverity_target *v)
  * @v: the target, with @v->p and @v->salt set from the superblock
  *
  * SHA-256 trees are hashed with the library where it can hash two blocks
- * at once (@v->salted_sha256); the crypto API's state is prepared all the
- * same, for the manifest's transform is the same one.
+ * at once (@v->salted_sha256).  The crypto API's salted state is made in
+ * every case, though only the other path imports it: one hashed block at
+ * table load, against a second way of preparing the salt.
  *
  * Return: 0 or a negative errno.
  */
