@@ -87,6 +87,24 @@ with open(sys.argv[1], 'r+b') as f:
 PY
 }
 
+# garble FILE BLOCK...: every byte of each 4 KiB block replaced by another
+# (xor with a random byte that is never 0).  Random bytes alone leave a
+# byte as it was 1 time in 256, which turns a test that puts one error
+# more than FEC corrects into a given codeword into a flaky one.
+garble() {
+	python3 - "$@" <<'PY'
+import os, sys
+bs = 4096
+with open(sys.argv[1], 'r+b') as f:
+    for b in map(int, sys.argv[2:]):
+        f.seek(b * bs)
+        old = f.read(bs)
+        new = bytes(o ^ (1 + r % 255) for o, r in zip(old, os.urandom(len(old))))
+        f.seek(b * bs)
+        f.write(new)
+PY
+}
+
 # Finish a script: non-zero when any case failed.
 finish() {
 	exit "${_test_failed:-0}"

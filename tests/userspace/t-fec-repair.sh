@@ -31,14 +31,6 @@ sb = open(sys.argv[1], 'rb').read(1024)
 print(struct.unpack_from('<Q', sb, 88 + 3 * 96)[0])
 PY
 )
-garble() {
-	python3 - "$@" <<'PY'
-import os, sys
-with open(sys.argv[1], 'r+b') as f:
-    for b in map(int, sys.argv[2:]):
-        f.seek(b * 4096); f.write(os.urandom(4096))
-PY
-}
 r=" "
 for b in 100 101 5000 $((n + top)); do
 	case $r in *" $((b % rounds)) "*) fail "blocks share a round: pick others"; finish ;; esac

@@ -54,15 +54,6 @@ same bs-1024-roots-7 1024 7 $((3 * 1048576 + 5 * 1024))
 # garbage is one bad byte in each of its codewords, which 2 roots correct;
 # two in one round (blocks X and X + rounds) are not.  24 roots correct 12
 # blocks of one round, not 13.
-# wreck FILE BLOCK...: random bytes over each 4 KiB block.
-wreck() {
-	python3 - "$@" <<'PY'
-import os, sys
-with open(sys.argv[1], 'r+b') as f:
-    for b in map(int, sys.argv[2:]):
-        f.seek(b * 4096); f.write(os.urandom(4096))
-PY
-}
 # fixed NAME ROOTS BLOCK: block BLOCK of the area comes back as it was.
 fixed() {
 	local name=$1 roots=$2 block=$3 got
@@ -106,32 +97,28 @@ for b in 5 $((5 + rounds2)) 1537; do
 	dd if="$W/good" of="$W/good.$b" bs=4096 skip=$b count=1 2>/dev/null
 done
 fixed unchanged-block 2 5
-wreck "$W/bad" 5
+garble "$W/bad" 5
 fixed data-block-2-roots 2 5
 oracle data-block-2-roots 0
 # Block 1537 of the area is the hash device's second block after its
 # superblock: the tree is covered too.
 cp "$W/hash2" "$W/hash2.keep"
-python3 - "$W/hash2" <<'PY'
-import os, sys
-with open(sys.argv[1], 'r+b') as f:
-    f.seek(2 * 4096); f.write(os.urandom(4096))
-PY
+garble "$W/hash2" 2
 dd if="$W/hash2.keep" of="$W/good.1537" bs=4096 skip=2 count=1 2>/dev/null
 fixed hash-block-2-roots 2 1537
 cp "$W/hash2.keep" "$W/hash2"
-wreck "$W/bad" $((5 + rounds2))
+garble "$W/bad" $((5 + rounds2))
 check_err two-in-a-round-2-roots 1 'too many errors to correct' \
 	"$enc" -c 4096 2 "$W/fec2" 5 "$W/blk" "$W/bad" "$W/hash2@4096"
 oracle two-in-a-round-2-roots 2
 cp "$W/data" "$W/bad"
 twelve=$(for k in $(seq 0 11); do echo $((3 + k * rounds24)); done)
 # shellcheck disable=SC2086
-wreck "$W/bad" $twelve
+garble "$W/bad" $twelve
 dd if="$W/data" of="$W/good.$((3 + 11 * rounds24))" bs=4096 \
 	skip=$((3 + 11 * rounds24)) count=1 2>/dev/null
 fixed twelve-in-a-round-24-roots 24 $((3 + 11 * rounds24))
-wreck "$W/bad" $((3 + 12 * rounds24))
+garble "$W/bad" $((3 + 12 * rounds24))
 check_err thirteen-in-a-round-24-roots 1 'too many errors to correct' \
 	"$enc" -c 4096 24 "$W/fec24" 3 "$W/blk" "$W/bad" "$W/hash24@4096"
 check_err block-past-the-area 1 'past the area FEC covers' \

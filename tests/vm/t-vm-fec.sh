@@ -119,38 +119,30 @@ MTREE=$((off / BS))
 	die "the manifest blocks $MEXT and $MTREE share a round"
 # Over the capacity: D1 again, and the first parity byte of its round's
 # first codeword flipped in a copy of the FEC file: two errors in that
-# codeword.  D2 is damaged too and must still be corrected.
+# codeword (garble changes every byte, so D1's byte in it is wrong too:
+# with random bytes, 1 run in 256 left it and FEC corrected D1).  D2 is
+# damaged too and must still be corrected.
 OVER_PARITY=$(((D1 % ROUNDS) * 2 * BS))
 # The I/O error: two-levels' block 60, and the 16 blocks from 56.
 read -r E1 E0 < <(bmap $TWO 60 56 | tr '\n' ' ')
 [ "$E1" = $((E0 + 4)) ] || die "two-levels is not contiguous at block 56"
 
-garble() {
-	python3 - "$@" <<'PY' || die "damaging $1 failed"
-import os, sys
-bs = 4096
-with open(sys.argv[1], "r+b") as f:
-    for b in map(int, sys.argv[2:]):
-        f.seek(b * bs)
-        f.write(os.urandom(bs))
-PY
-}
 cp --sparse=always "$IMG" "$w/bad.ext4"
-garble "$w/bad.ext4" "$D1" "$D2" "$D3" "$D4"
+garble "$w/bad.ext4" "$D1" "$D2" "$D3" "$D4" || die "damaging bad.ext4 failed"
 cp "$w/hash" "$w/badhash"
-garble "$w/badhash" "$L0B" "$TOPB"
+garble "$w/badhash" "$L0B" "$TOPB" || die "damaging badhash failed"
 cp --sparse=always "$IMG" "$w/over.ext4"
-garble "$w/over.ext4" "$D1" "$D2"
+garble "$w/over.ext4" "$D1" "$D2" || die "damaging over.ext4 failed"
 cp "$w/fec" "$w/fec-over"
 flip "$w/fec-over" "$OVER_PARITY"
 cp "$w/hash" "$w/manhash"
-garble "$w/manhash" "$MEXT" "$MTREE"
+garble "$w/manhash" "$MEXT" "$MTREE" || die "damaging manhash failed"
 cp "$w/fec" "$w/fec-man-over"
 flip "$w/fec-man-over" $((((N + MEXT) % ROUNDS) * 2 * BS))
 # The superblock's block (covered block N) garbled; over the capacity,
 # one parity byte of its round as well.
 cp "$w/hash" "$w/sbhash"
-garble "$w/sbhash" 0
+garble "$w/sbhash" 0 || die "damaging sbhash failed"
 cp "$w/fec" "$w/fec-sb-over"
 flip "$w/fec-sb-over" $(((N % ROUNDS) * 2 * BS))
 head -c "$(stat -c %s "$w/fec")" /dev/zero >"$w/fec-zero"
