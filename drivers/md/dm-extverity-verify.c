@@ -405,36 +405,20 @@ struct extverity_prefetch {
 };
 
 /*
- * Bytes of hash area read around the hash blocks a read needs, as
- * dm-verity's prefetch_cluster.  Trees are stored in the order of their
- * files' first blocks, so the neighbours of a file's hash blocks belong to
- * the files next to it on disk: a read of a directory tree or of a stream
- * then costs a few large hash reads instead of a small synchronous one per
- * file.
+ * Bytes of data around a read whose hash blocks are read ahead with its
+ * own, as dm-verity's prefetch_cluster: the hash blocks of the aligned
+ * cluster of data blocks holding the read.  Trees are stored in the order
+ * of their files' first blocks, so the hash blocks of the files in one
+ * cluster lie next to each other in the hash area: a read of a directory
+ * tree costs a few larger hash reads instead of a small synchronous one
+ * per file.  Widening in the data's space, not the hash area's, keeps a
+ * random read to the hash blocks of its neighbourhood: no more than
+ * dm-verity reads for it.
  */
 static unsigned int prefetch_cluster = 256 * 1024;
 module_param(prefetch_cluster, uint, 0644);
 MODULE_PARM_DESC(prefetch_cluster,
-		 "Hash-area bytes read around the hash blocks of a read (rounded down to a power of two; 0 for none)");
-
-/*
- * Widen [*first, *last], blocks of section @sect (TOPS or LEVELS), to the
- * aligned cluster holding them, clamped to the section: a cluster never
- * reaches into the manifest, which is loaded once, or past the hash area.
- */
-static void widen_to_cluster(const struct extverity_params *p,
-			     unsigned int sect, u64 *first, u64 *last)
-{
-	u64 start = p->sect[sect].start_block;
-	u64 end = start + p->sect[sect].nr_blocks - 1;
-	u32 cluster = READ_ONCE(prefetch_cluster) >> p->log_blocksize;
-
-	if (cluster <= 1)
-		return;
-	cluster = rounddown_pow_of_two(cluster);
-	*first = max(round_down(*first, cluster), start);
-	*last = min(*last | (cluster - 1), end);
-}
+		 "Data bytes around a read whose hash blocks are read ahead (rounded down to a power of two; 0 for none)");
 
 /*
  * Wait for hash blocks @block..@block + @n - 1, read ahead just before.  A
@@ -455,16 +439,58 @@ static void wait_for_hash_blocks(struct extverity_target *v, u64 block,
 }
 
 /*
- * Prefetch, level by level, the hash blocks of leaves @first..@last of @t;
- * with @wait, wait for those reads instead.
+ * struct extverity_hash_run - hash blocks @first..@last, to be read ahead
+ * (or waited for) in one call; empty while @first > @last.  The levels of
+ * one tree lie in two sections (the top in TOPS, the others in LEVELS), so
+ * a prefetch keeps a run for each and flushes one only when a range does
+ * not extend it.
  */
+struct extverity_hash_run {
+	u64 first;
+	u64 last;
+};
+
+static void flush_hash_run(struct extverity_target *v,
+			   struct extverity_hash_run *run,
+			   unsigned short ioprio, bool wait)
+{
+	if (run->first > run->last)
+		return;
+	if (wait)
+		wait_for_hash_blocks(v, run->first, run->last - run->first + 1,
+				     ioprio);
+	else
+		dm_bufio_prefetch_with_ioprio(v->bufio, run->first,
+					      run->last - run->first + 1,
+					      ioprio);
+	run->first = 1;
+	run->last = 0;
+}
+
+static void add_to_hash_run(struct extverity_target *v,
+			    struct extverity_hash_run *run, u64 first,
+			    u64 last, unsigned short ioprio, bool wait)
+{
+	if (run->first <= run->last && first <= run->last + 1 &&
+	    last + 1 >= run->first) {
+		run->first = min(run->first, first);
+		run->last = max(run->last, last);
+		return;
+	}
+	flush_hash_run(v, run, ioprio, wait);
+	run->first = first;
+	run->last = last;
+}
+
+/* Add, level by level, the hash blocks of leaves @first..@last of @t. */
 static void prefetch_tree(struct extverity_target *v, u32 t, u64 first,
-			  u64 last, unsigned short ioprio, bool wait)
+			  u64 last, struct extverity_hash_run runs[2],
+			  unsigned short ioprio, bool wait)
 {
 	const struct extverity_params *p = &v->p;
 	const struct extverity_mtree *tree = &v->trees[t];
-	u64 hfirst, hlast, n, done_first = 1, done_last = 0;
 	struct extverity_geometry g;
+	u64 hfirst, hlast;
 	u32 level, offset;
 
 	extverity_tree_geometry(p, tree->data_size, &g);
@@ -476,27 +502,27 @@ static void prefetch_tree(struct extverity_target *v, u32 t, u64 first,
 				     first >> shift, &hfirst, &offset);
 		extverity_digest_pos(p, &g, tree->top, tree->levels, level,
 				     last >> shift, &hlast, &offset);
-		/* A tree's levels are adjacent: one cluster often holds all. */
-		if (hfirst >= done_first && hlast <= done_last)
-			continue;
-		widen_to_cluster(p, top ? EXTVERITY_SECT_TOPS :
-				 EXTVERITY_SECT_LEVELS, &hfirst, &hlast);
-		n = hlast - hfirst + 1;
-		if (wait)
-			wait_for_hash_blocks(v, hfirst, n, ioprio);
-		else
-			dm_bufio_prefetch_with_ioprio(v->bufio, hfirst, n,
-						      ioprio);
-		done_first = hfirst;
-		done_last = hlast;
+		add_to_hash_run(v, &runs[top], hfirst, hlast, ioprio, wait);
 	}
 }
 
+/*
+ * Read ahead (or, with @wait, wait for) the hash blocks of the data blocks
+ * of @pw, widened to the aligned cluster holding them and clamped to the
+ * device.
+ */
 static void prefetch_blocks(struct extverity_prefetch *pw, bool wait)
 {
 	struct extverity_target *v = pw->v;
+	u32 cluster = READ_ONCE(prefetch_cluster) >> v->p.log_blocksize;
 	u64 block = pw->block, end = pw->block + pw->n_blocks, idx = 0;
+	struct extverity_hash_run runs[2] = { { 1, 0 }, { 1, 0 } };
 
+	if (cluster > 1) {
+		cluster = rounddown_pow_of_two(cluster);
+		block = round_down(block, cluster);
+		end = min(round_up(end, cluster), v->p.data_blocks);
+	}
 	while (block < end) {
 		const struct extverity_ext *e;
 		u64 stop;
@@ -506,10 +532,12 @@ static void prefetch_blocks(struct extverity_prefetch *pw, bool wait)
 		stop = min(end, e->start + e->count);
 		if (e->tree != EXTVERITY_TREE_ZERO)
 			prefetch_tree(v, e->tree, e->leaf + (block - e->start),
-				      e->leaf + (stop - 1 - e->start),
+				      e->leaf + (stop - 1 - e->start), runs,
 				      pw->ioprio, wait);
 		block = stop;
 	}
+	flush_hash_run(v, &runs[0], pw->ioprio, wait);
+	flush_hash_run(v, &runs[1], pw->ioprio, wait);
 }
 
 static void prefetch_work(struct work_struct *w)

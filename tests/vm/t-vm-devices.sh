@@ -10,8 +10,10 @@
 #   - hash reads at the I/O priority of the read that needs them (6.10 on;
 #     best-effort before): a realtime reader's hash reads seen queued as
 #     realtime, and only so, by mq-deadline on a loop device over dm-delay;
-#   - hash read-ahead in clusters: a read of a fresh device reads more of
-#     the hash device with prefetch_cluster at its default than at 0;
+#   - hash read-ahead in clusters: one block read from a fresh device reads
+#     the hash blocks of its aligned data cluster (prefetch_cluster): more
+#     than at 0, and exactly the sectors a read of each block of that
+#     cluster reads at 0;
 #   - verification in the completion context (try_verify_in_tasklet),
 #     kprobe events counting which function verified each read:
 #     reads whose hash blocks are cached never reach the worker (and run
@@ -95,6 +97,12 @@ for i in 1 2 3; do
 	[ -n "$BH_BLOCK" ] && [ "$b" = $((BH_BLOCK + i)) ] ||
 		die "blocks 127-130 of /$BIGFILE are not contiguous (${BH_BLOCK:-none}, then $b)"
 done
+# The read-ahead cluster around BH_BLOCK: prefetch_cluster's default, or
+# twice that and more until leaves 127 and 128 fall in one cluster, so that
+# the cluster's data blocks need a level-0 hash block their first one does
+# not (the layout varies from run to run).
+CLUSTER=$((262144 / BS))
+while [ $(((BH_BLOCK + 1) % CLUSTER)) = 0 ]; do CLUSTER=$((CLUSTER * 2)); done
 # The kernel's manifest tables: 32 bytes an extent (struct extverity_ext),
 # 32 bytes and the 32-byte root digest a tree (extverity_mtree, roots).
 MANIFEST_BYTES=$((EXTENTS * 32 + TREES * (32 + 32)))
@@ -133,6 +141,7 @@ BIG_BLOCKS=$BIG_BLOCKS
 BIG_ROOT=$BIG_ROOT
 PBLOCK=$PBLOCK
 BH_BLOCK=$BH_BLOCK
+CLUSTER=$CLUSTER
 P
 
 VM_OUTDIR=$w run_vm --name=devices --timeout=600 --ctl="$w/ctl" \

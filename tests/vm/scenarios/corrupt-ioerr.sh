@@ -302,10 +302,10 @@ else
 fi
 dmsetup remove lf 2>/dev/null
 
-# The hash side: the prefetch reads the hash blocks around those a read
-# needs (prefetch_cluster; this image's whole hash area in a few reads), so
-# after one read in an up second every later read would find its hash
-# blocks cached and the down seconds would go unseen.  Each read here comes
+# The hash side: the prefetch reads the hash blocks of the data cluster
+# around a read (prefetch_cluster), so after a few reads in up seconds
+# every later read would find its hash blocks cached and the down seconds
+# would go unseen.  Each read here comes
 # after a suspend and resume, which empties the target's hash cache: its
 # hash blocks are read then, in whatever second that is.  One block a
 # read, spread over the device, for FLAP_SECONDS, and on (60 s at most)

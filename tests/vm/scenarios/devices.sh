@@ -58,7 +58,7 @@
 . /ctl/params
 # A parameter the host failed to pass ends the scenario (and fails the boot).
 : "${ROOT:?}" "${BLOCKS:?}" "${ZSTART:?}" "${ZCOUNT:?}" "${MANIFEST_BYTES:?}" \
-	"${BIG_BLOCKS:?}" "${BIG_ROOT:?}" "${PBLOCK:?}" "${BH_BLOCK:?}"
+	"${BIG_BLOCKS:?}" "${BIG_ROOT:?}" "${PBLOCK:?}" "${BH_BLOCK:?}" "${CLUSTER:?}"
 
 if ! ext_insmod >/tmp/insmod.out 2>&1; then
 	gfail insmod "$(cat /tmp/insmod.out)"
@@ -265,30 +265,41 @@ fi
 dmsetup remove hq 2>/dev/null
 
 # --- hash read-ahead in clusters -----------------------------------------------
-# One read of a fresh device (an empty hash cache), with the module's
-# prefetch_cluster at 0 and at its default: the default reads the hash
-# blocks around those the read needs (this image's hash area is near 190
-# blocks, a cluster 64), so more of the hash device than without.
+# Hash sectors read from fresh devices (an empty hash cache): block BH_BLOCK
+# (leaf 127 of the largest file, leaf 128 right after it) with the module's
+# prefetch_cluster at 0 and at CLUSTER blocks (its default unless that
+# cluster ends at leaf 127), and each block of that aligned cluster in turn
+# at 0.  The cluster's read-ahead must read exactly the hash blocks of its
+# data blocks: more than the one block needs (a second level-0 block, at
+# least), and not one sector more (hash blocks of the hash area around
+# them, say).
 pc=/sys/module/dm_extverity/parameters/prefetch_cluster
 pc_default=$(cat $pc 2>/dev/null)
-sectors_none='' sectors_cluster=''
-for c in 0 "$pc_default"; do
-	echo "$c" >$pc 2>/dev/null || break
-	ev evc /dev/vdb /dev/vdc || break
+cstart=$((BH_BLOCK / CLUSTER * CLUSTER))
+# hash_sectors CLUSTER_BYTES SKIP COUNT: hash sectors one dd of COUNT
+# blocks from SKIP, a block a read, reads from a fresh device.
+hash_sectors() {
+	local s0 s1
+	echo "$1" >$pc 2>/dev/null || { echo "?"; return; }
+	ev evc /dev/vdb /dev/vdc || { echo "?"; return; }
 	s0=$(stat_field vdc 3)
-	dd if=/dev/mapper/evc of=/dev/null bs=$BS skip="$PBLOCK" count=1 iflag=direct 2>/dev/null
-	sleep 0.5
+	dd if=/dev/mapper/evc of=/dev/null bs=$BS skip="$2" count="$3" iflag=direct 2>/dev/null
+	sleep 1
 	s1=$(stat_field vdc 3)
 	dmsetup remove evc
-	if [ "$c" = 0 ]; then sectors_none=$((s1 - s0)); else sectors_cluster=$((s1 - s0)); fi
-done
+	echo $((s1 - s0))
+}
+sectors_none=$(hash_sectors 0 "$BH_BLOCK" 1)
+sectors_cluster=$(hash_sectors $((CLUSTER * BS)) "$BH_BLOCK" 1)
+sectors_each=$(hash_sectors 0 "$cstart" "$CLUSTER")
 echo "$pc_default" >$pc 2>/dev/null
-echo "devices: prefetch_cluster: default ${pc_default:-none}; hash sectors read for one block: ${sectors_none:-?} with 0, ${sectors_cluster:-?} with the default"
-if [ "${pc_default:-0}" -gt 0 ] && [ "${sectors_none:-0}" -gt 0 ] &&
-	[ "${sectors_cluster:-0}" -gt "$sectors_none" ]; then
+echo "devices: prefetch_cluster: default ${pc_default:-none}, here $((CLUSTER * BS)); hash sectors read for block $BH_BLOCK: $sectors_none with 0, $sectors_cluster with the cluster; for each block of $cstart-$((cstart + CLUSTER - 1)): $sectors_each"
+if [ "${pc_default:-0}" = 262144 ] && [ "$sectors_none" != "?" ] && [ "$sectors_none" -gt 0 ] &&
+	[ "$sectors_cluster" != "?" ] && [ "$sectors_cluster" -gt "$sectors_none" ] &&
+	[ "$sectors_cluster" = "$sectors_each" ]; then
 	gpass prefetch-cluster-reads-around
 else
-	gfail prefetch-cluster-reads-around "default ${pc_default:-none}: ${sectors_none:-?} sectors with 0, ${sectors_cluster:-?} with the default ($(cat /tmp/ev.out 2>/dev/null))"
+	gfail prefetch-cluster-reads-around "default ${pc_default:-none}: $sectors_none sectors with 0, $sectors_cluster with $((CLUSTER * BS)), $sectors_each for each block of the cluster ($(cat /tmp/ev.out 2>/dev/null))"
 fi
 
 # --- verification in the completion context ----------------------------------
