@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hashing the blocks of one buffer on several threads (hashpool.h).
+ * Reading and hashing a batch of segments on several threads (hashpool.h).
  *
- * The threads live as long as the pool and sleep between buffers.  A
- * buffer is a generation: the caller publishes it under the lock, bumps
- * @gen and wakes the helpers; everyone, the caller too, takes SLICE blocks
- * at a time from @next until none are left; the caller then waits until
- * every helper has said it is done with that generation.  So the caller
- * may reuse the buffer and read the digests as soon as ev_hashpool_run()
- * returns.
+ * The threads live as long as the pool and sleep between batches.  A batch
+ * is a generation: the caller publishes it under the lock, bumps @gen and
+ * wakes the helpers; everyone, the caller too, takes a segment at a time
+ * from @next until none are left; the caller then waits until every helper
+ * has said it is done with that generation.  So the caller may reuse the
+ * buffer and read the digests as soon as ev_hashpool_run() returns.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "hashpool.h"
-
-/* Few enough to share a chunk, enough to be cheap. */
-#define SLICE	EV_HASHPOOL_SLICE
+#include "util.h"
 
 struct helper {
 	struct ev_hashpool *hp;
@@ -32,27 +29,48 @@ struct ev_hashpool {
 	u64 gen;		/* under @lock */
 	unsigned int busy;	/* under @lock: helpers still on @gen */
 	bool stop;		/* under @lock */
-	/* The current generation's buffer: set under @lock, then read-only. */
-	const u8 *buf;
-	size_t n;
+	/* The current generation: set under @lock, then read-only. */
+	int fd;
+	const struct ev_hashpool_seg *segs;
+	size_t nsegs;
+	u8 *buf;
 	u8 *out;
 	atomic_size_t next;
-	atomic_int failed;
+	atomic_int failed;	/* OpenSSL failed on a block */
+	size_t bad_seg;		/* under @lock: first unreadable, or nsegs */
+	int read_err;		/* under @lock: its errno */
 	u32 block_size, digest_size;
 	struct ev_hasher h;	/* the caller's */
 	struct helper *helpers;
 	unsigned int nr_helpers;	/* started */
 };
 
-static void hash_slices(struct ev_hashpool *hp, struct ev_hasher *h)
+static void do_segments(struct ev_hashpool *hp, struct ev_hasher *h)
 {
-	size_t i, end;
+	const struct ev_hashpool_seg *sg;
+	size_t i;
+	u32 k;
+	u8 *b;
+	int err;
 
-	while ((i = atomic_fetch_add(&hp->next, SLICE)) < hp->n) {
-		end = hp->n - i < SLICE ? hp->n : i + SLICE;
-		for (; i < end; i++)
-			if (ev_hash_block(h, hp->buf + i * hp->block_size,
-					  hp->out + i * hp->digest_size))
+	while ((i = atomic_fetch_add(&hp->next, 1)) < hp->nsegs) {
+		sg = &hp->segs[i];
+		b = hp->buf + (size_t)sg->pos * hp->block_size;
+		err = ev_pread(hp->fd, b, (size_t)sg->n * hp->block_size,
+			       sg->off);
+		if (err) {
+			pthread_mutex_lock(&hp->lock);
+			if (i < hp->bad_seg) {
+				hp->bad_seg = i;
+				hp->read_err = err;
+			}
+			pthread_mutex_unlock(&hp->lock);
+			continue;
+		}
+		for (k = 0; k < sg->n; k++)
+			if (ev_hash_block(h, b + (size_t)k * hp->block_size,
+					  hp->out + ((size_t)sg->pos + k) *
+					  hp->digest_size))
 				atomic_store(&hp->failed, 1);
 	}
 }
@@ -71,7 +89,7 @@ static void *helper_main(void *arg)
 			break;
 		seen = hp->gen;
 		pthread_mutex_unlock(&hp->lock);
-		hash_slices(hp, &me->h);
+		do_segments(hp, &me->h);
 		pthread_mutex_lock(&hp->lock);
 		if (!--hp->busy)
 			pthread_cond_signal(&hp->done);
@@ -126,26 +144,36 @@ int ev_hashpool_new(struct ev_hashpool **out, unsigned int threads,
 	return 0;
 }
 
-int ev_hashpool_run(struct ev_hashpool *hp, const u8 *buf, size_t n, u8 *out)
+int ev_hashpool_run(struct ev_hashpool *hp, int fd,
+		    const struct ev_hashpool_seg *segs, size_t nsegs, u8 *buf,
+		    u8 *out, size_t *bad_seg, int *read_err)
 {
 	pthread_mutex_lock(&hp->lock);
+	hp->fd = fd;
+	hp->segs = segs;
+	hp->nsegs = nsegs;
 	hp->buf = buf;
-	hp->n = n;
 	hp->out = out;
+	hp->bad_seg = nsegs;
 	atomic_store(&hp->next, 0);
 	atomic_store(&hp->failed, 0);
-	/* A few blocks are not worth waking anyone for. */
-	if (hp->nr_helpers && n >= 2 * SLICE) {
+	/* One segment is not worth waking anyone for. */
+	if (hp->nr_helpers && nsegs > 1) {
 		hp->busy = hp->nr_helpers;
 		hp->gen++;
 		pthread_cond_broadcast(&hp->go);
 	}
 	pthread_mutex_unlock(&hp->lock);
-	hash_slices(hp, &hp->h);
+	do_segments(hp, &hp->h);
 	pthread_mutex_lock(&hp->lock);
 	while (hp->busy)
 		pthread_cond_wait(&hp->done, &hp->lock);
 	pthread_mutex_unlock(&hp->lock);
+	if (hp->bad_seg < nsegs) {
+		*bad_seg = hp->bad_seg;
+		*read_err = hp->read_err;
+		return EV_EIO;
+	}
 	return atomic_load(&hp->failed) ? EV_ENOMEM : 0;
 }
 

@@ -5,9 +5,12 @@
  * every file or residual extent against its leaf digest, so a report can
  * name exactly what is damaged.  Each hash block is read once and used as
  * it was checked in memory.  Trees are read a window at a time, never
- * whole: a sparse file's tree is as large as its apparent size.  Data is
- * read in order, a chunk at a time, and each chunk's blocks are hashed on
- * every CPU (hashpool.h); the digests are then compared in order.
+ * whole: a sparse file's tree is as large as its apparent size.  Data
+ * blocks are queued in order, with copies of their leaf digests, into a
+ * batch of up to CHUNK blocks across files, which every CPU reads and
+ * hashes (hashpool.h); the digests are then compared in order.  A report
+ * of hash blocks first empties the batch, so reports come in the order of
+ * a check one block at a time.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -37,7 +40,7 @@ struct vlevel {
 struct vctx {
 	struct ev_area *a;
 	struct ev_hasher h;	/* hash blocks */
-	struct ev_hashpool *pool;	/* data blocks, a chunk at a time */
+	struct ev_hashpool *pool;	/* data blocks, a batch at a time */
 	int data_fd;
 	u64 reports;
 	struct ev_verify_result *res;	/* its callback, for each report */
@@ -46,8 +49,12 @@ struct vctx {
 	u64 levels;		/* ... its extverity_tree.levels */
 	struct vlevel lv[EXTVERITY_MAX_LEVELS];	/* ... checked blocks */
 	u32 bad_levels;		/* ... levels reported damaged, a bit each */
-	u8 *buf;		/* one chunk of data blocks */
-	u8 *digests;		/* ... and their digests */
+	u8 *buf;		/* the batch: its data blocks */
+	u8 *digests;		/* ... their digests */
+	u8 *want;		/* ... the leaf digests they must have */
+	struct vqueued *queued;	/* ... what each is, for a report */
+	struct ev_hashpool_seg *segs;	/* ... where they are read from */
+	size_t nr_queued, nr_segs;
 	u64 *bad_tops;		/* TOPS blocks whose tops do not match */
 	u32 **bad_top_trees;
 	size_t *bad_top_n;
@@ -55,7 +62,15 @@ struct vctx {
 	size_t bad_tops_cap;
 };
 
-#define CHUNK	256
+#define CHUNK	1024
+
+/* A data block in the batch. */
+struct vqueued {
+	u64 block;		/* on the data device */
+	u64 inode;		/* its file's */
+	u64 offset;		/* ... byte offset in it */
+	bool metadata;		/* residual tree's: no file */
+};
 
 /*
  * Report damaged item @it, described by @fmt: the first EV_MAX_REPORTS are
@@ -124,19 +139,27 @@ static void report_metadata(struct vctx *v, u64 blk)
 	report(v, &it, "metadata block %" PRIu64, blk);
 }
 
-/* Level @level of tree @tree's stored hash blocks is damaged. */
-static void report_tree(struct vctx *v, u32 tree, int level)
+static int check_batch(struct vctx *v);
+
+/*
+ * Level @level of tree @tree's stored hash blocks is damaged; 0, or the
+ * error of checking the data queued before (printed).
+ */
+static int report_tree(struct vctx *v, u32 tree, int level)
 {
 	struct ev_verify_item it = {
 		.kind = EV_ITEM_HASH_TREE, .tree = tree, .level = level,
 	};
 	const struct ev_file_entry *f;
 	char name[300];
+	int err = check_batch(v);
 
+	if (err)
+		return err;
 	/* Past the cap only counted: naming it costs a path lookup. */
 	if (v->reports >= EV_MAX_REPORTS) {
 		v->reports++;
-		return;
+		return 0;
 	}
 	f = tree_name(v, tree, name, sizeof(name));
 	if (f) {
@@ -144,6 +167,7 @@ static void report_tree(struct vctx *v, u32 tree, int level)
 		it.inode = f->ino;
 	}
 	report(v, &it, "hash tree of %s level %d", name, level);
+	return 0;
 }
 
 static void note_bad_top(struct vctx *v, u64 block, u32 tree)
@@ -307,8 +331,11 @@ static int load_window(struct vctx *v, u32 i, u32 level, u64 idx)
 			return err;
 		if (memcmp(digest, parent + digest_off(v, i, level + 1, idx + k),
 			   ds)) {
-			if (!(v->bad_levels & (1U << level)))
-				report_tree(v, i, level);
+			if (!(v->bad_levels & (1U << level))) {
+				err = report_tree(v, i, level);
+				if (err)
+					return err;
+			}
 			v->bad_levels |= 1U << level;
 			continue;
 		}
@@ -337,60 +364,122 @@ static const u8 *hash_block(struct vctx *v, u32 i, u32 level, u64 idx,
 }
 
 /*
- * Check data blocks [@from, @to) of extent @e (counted from its start)
- * against the leaves of the current tree @i, whose level-0 hash blocks
- * over them are the ones check_tree() holds: data under a hash block that
- * did not match is left unchecked (its level was reported).
+ * Read, hash and compare the blocks queued, in order; 0, or EV_EIO or
+ * EV_ENOMEM (printed), the blocks before the one that could not be read
+ * compared first.
+ */
+static int check_batch(struct vctx *v)
+{
+	u32 bs = v->a->p.block_size, ds = v->a->p.digest_size;
+	size_t bad_seg = 0, n = v->nr_queued, k;
+	int err, read_err = 0;
+
+	if (!n)
+		return 0;
+	err = ev_hashpool_run(v->pool, v->data_fd, v->segs, v->nr_segs,
+			      v->buf, v->digests, &bad_seg, &read_err);
+	if (err == EV_EIO)
+		n = v->segs[bad_seg].pos;
+	else if (err)
+		n = 0;
+	for (k = 0; k < n; k++) {
+		const struct vqueued *q = &v->queued[k];
+
+		if (!memcmp(v->digests + k * ds, v->want + k * ds, ds))
+			continue;
+		if (q->metadata)
+			report_metadata(v, q->block);
+		else
+			report_file(v, q->inode, q->offset, q->block);
+	}
+	ev_progress_add((u64)v->nr_queued * bs);
+	v->nr_queued = 0;
+	v->nr_segs = 0;
+	if (err == EV_EIO) {
+		ev_error("cannot read the data image: %s", strerror(-read_err));
+		return EV_EIO;
+	}
+	if (err) {
+		ev_hash_error(v->a->p.hash_algorithm, "verifying");
+		return EV_ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Queue data block @block (of tree @i, and of inode @ino at byte @off if a
+ * file's), whose leaf digest is @want, checking the batch first when it is
+ * full.
+ */
+static int queue_block(struct vctx *v, u32 i, u64 block, u64 ino, u64 off,
+		       const u8 *want)
+{
+	const struct extverity_params *p = &v->a->p;
+	u64 pos = block << p->log_blocksize;
+	struct ev_hashpool_seg *sg;
+	int err;
+
+	if (v->nr_queued == CHUNK) {
+		err = check_batch(v);
+		if (err)
+			return err;
+	}
+	sg = v->nr_segs ? &v->segs[v->nr_segs - 1] : NULL;
+	/* Blocks next to each other on the device: one read. */
+	if (!sg || sg->n == EV_HASHPOOL_SLICE ||
+	    sg->off + ((u64)sg->n << p->log_blocksize) != pos) {
+		sg = &v->segs[v->nr_segs++];
+		sg->off = pos;
+		sg->pos = v->nr_queued;
+		sg->n = 0;
+	}
+	sg->n++;
+	memcpy(v->want + v->nr_queued * p->digest_size, want, p->digest_size);
+	v->queued[v->nr_queued].block = block;
+	v->queued[v->nr_queued].inode = ino;
+	v->queued[v->nr_queued].offset = off;
+	v->queued[v->nr_queued].metadata = i == EXTVERITY_TREE_RESIDUAL;
+	v->nr_queued++;
+	return 0;
+}
+
+/*
+ * Queue data blocks [@from, @to) of extent @e (counted from its start)
+ * with the leaves of the current tree @i, whose level-0 hash blocks over
+ * them are the ones check_tree() holds: data under a hash block that did
+ * not match is left unchecked (its level was reported).
  */
 static int check_range(struct vctx *v, u32 i,
 		       const struct extverity_extent *e, u64 from, u64 to)
 {
 	const struct extverity_params *p = &v->a->p;
-	u32 bs = p->block_size, ds = p->digest_size;
 	u64 start = le64_to_cpu(e->start), leaf = le64_to_cpu(e->leaf);
 	u64 ino = le64_to_cpu(e->inode);
 	const u8 *want;
-	u64 done, k;
+	u64 k, lf;
 	int err;
 
-	for (done = from; done < to; done += k) {
-		u64 n = to - done > CHUNK ? CHUNK : to - done;
-
-		err = ev_pread(v->data_fd, v->buf, n * bs,
-			       (start + done) * bs);
-		if (err) {
-			ev_error("cannot read the data image: %s",
-				 strerror(-err));
-			return EV_EIO;
-		}
-		ev_progress_add(n * bs);
-		if (ev_hashpool_run(v->pool, v->buf, n, v->digests)) {
-			ev_hash_error(p->hash_algorithm, "verifying");
-			return EV_ENOMEM;
-		}
-		for (k = 0; k < n; k++) {
-			u64 blk = start + done + k, lf = leaf + done + k;
-
-			if (!v->a->geo[i].num_levels) {
-				want = ev_area_tree(v->a, i)->root_hash;
-			} else {
-				err = 0;
-				want = hash_block(v, i, 0,
-						  lf >> p->log_digests_per_block,
-						  &err);
-				if (err)
-					return err;
-				if (!want)
-					continue;
-				want += digest_off(v, i, 0, lf);
-			}
-			if (!memcmp(v->digests + k * ds, want, ds))
+	for (k = from; k < to; k++) {
+		lf = leaf + k;
+		if (!v->a->geo[i].num_levels) {
+			want = ev_area_tree(v->a, i)->root_hash;
+		} else {
+			err = 0;
+			want = hash_block(v, i, 0,
+					  lf >> p->log_digests_per_block,
+					  &err);
+			if (err)
+				return err;
+			if (!want) {
+				ev_progress_add(p->block_size);
 				continue;
-			if (i == EXTVERITY_TREE_RESIDUAL)
-				report_metadata(v, blk);
-			else
-				report_file(v, ino, lf * bs, blk);
+			}
+			want += digest_off(v, i, 0, lf);
 		}
+		err = queue_block(v, i, start + k, ino,
+				  lf << p->log_blocksize, want);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -490,7 +579,7 @@ int ev_verify(struct ev_area *a, const char *image,
 	struct stat st;
 	u64 *order, i, t, bytes = 0;
 	unsigned int threads;
-	int err = 0;
+	int err = 0, last;
 
 	v.data_fd = open(image, O_RDONLY);
 	if (v.data_fd < 0 || fstat(v.data_fd, &st)) {
@@ -522,6 +611,9 @@ int ev_verify(struct ev_area *a, const char *image,
 	}
 	v.buf = xmalloc((size_t)CHUNK * p->block_size);
 	v.digests = xmalloc((size_t)CHUNK * EXTVERITY_MAX_DIGEST_SIZE);
+	v.want = xmalloc((size_t)CHUNK * EXTVERITY_MAX_DIGEST_SIZE);
+	v.queued = xcalloc(CHUNK, sizeof(*v.queued));
+	v.segs = xcalloc(CHUNK, sizeof(*v.segs));
 	v.path = ev_path_new();
 	v.top = xmalloc(p->block_size);
 	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
@@ -544,6 +636,10 @@ int ev_verify(struct ev_area *a, const char *image,
 			i++;
 		err = check_tree(&v, t, order + first, i - first);
 	}
+	/* The data queued before an error is reported all the same. */
+	last = check_batch(&v);
+	if (!err)
+		err = last;
 	ev_progress_end();
 	print_bad_tops(&v);
 	if (v.reports > EV_MAX_REPORTS)
@@ -558,6 +654,9 @@ int ev_verify(struct ev_area *a, const char *image,
 	free(order);
 	ev_hashpool_free(v.pool);
 	free(v.digests);
+	free(v.want);
+	free(v.queued);
+	free(v.segs);
 	free(v.buf);
 	free(v.path);
 	free(v.top);

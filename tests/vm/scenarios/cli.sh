@@ -41,6 +41,10 @@
 #@check bad-close
 #@check bad-no-loop
 #@check bad-no-dm
+#@check verify-ioerr-create
+#@check verify-ioerr
+#@check verify-ioerr-no-loop
+#@check verify-ioerr-no-dm
 #@check json-open
 #@check json-status
 #@check flags-status
@@ -233,6 +237,32 @@ status_has bad-status evbad 'status: +corrupted' 'corrupt: +[1-9][0-9]* blocks'
 expect bad-status-json 0 '"status": "corrupted"' extverity status --json evbad
 gcheck bad-close extverity close evbad
 no_leftovers bad
+
+# verify of a device with an unreadable block (dm-error over ERRBLK, block
+# 32 of the damaged file): the damage at BIGBLK, queued before it, is
+# reported first, then the read error, exit 4.
+spb=$((BS / 512))
+if lb=$(/sbin/losetup -r -f --show $F/image.bad 2>/tmp/lo.out) &&
+	printf '%s\n' "0 $((ERRBLK * spb)) linear $lb 0" "$((ERRBLK * spb)) $spb error" \
+		"$(((ERRBLK + 1) * spb)) $((LEN - (ERRBLK + 1) * spb)) linear $lb $(((ERRBLK + 1) * spb))" |
+	dmsetup create --noudevsync --readonly everr >/tmp/lo.out 2>&1 && dmsetup mknodes everr; then
+	gpass verify-ioerr-create
+	rc=0
+	extverity verify /dev/mapper/everr $F/image.hash "$ROOT" >/tmp/vr.out 2>&1 || rc=$?
+	cat /tmp/vr.out
+	bad=$(grep -n "corrupted: file .*(data block $BIGBLK)" /tmp/vr.out | cut -d: -f1 | head -n 1)
+	ioerr=$(grep -n 'cannot read the data image: Input/output error' /tmp/vr.out | cut -d: -f1 | head -n 1)
+	if [ "$rc" = 4 ] && [ -n "$bad" ] && [ -n "$ioerr" ] && [ "$bad" -lt "$ioerr" ]; then
+		gpass verify-ioerr
+	else
+		gfail verify-ioerr "exit $rc, want 4; block $BIGBLK reported on line ${bad:-none}, the read error on ${ioerr:-none}"
+	fi
+	dmsetup remove everr
+else
+	gfail verify-ioerr-create "$(cat /tmp/lo.out)"
+fi
+[ -n "${lb:-}" ] && /sbin/losetup -d "$lb"
+no_leftovers verify-ioerr
 
 # ------------------------------------------------- --json and flags
 echo "== json"
