@@ -406,14 +406,15 @@ struct extverity_prefetch {
 
 /*
  * Bytes of data around a read whose hash blocks are read ahead with its
- * own, as dm-verity's prefetch_cluster: the hash blocks of the aligned
- * cluster of data blocks holding the read.  Trees are stored in the order
- * of their files' first blocks, so the hash blocks of the files in one
- * cluster lie next to each other in the hash area: a read of a directory
- * tree costs a few larger hash reads instead of a small synchronous one
- * per file.  Widening in the data's space, not the hash area's, keeps a
- * random read to the hash blocks of its neighbourhood: no more than
- * dm-verity reads for it.
+ * own: the hash blocks of the aligned cluster of data blocks holding the
+ * read.  dm-verity's parameter of that name widens its level-0 range in
+ * the hash device instead, where hash neighbours are data neighbours; here
+ * a hash neighbour is another file's tree, which a read has no reason to
+ * want.  Trees are stored in the order of their files' first blocks, so
+ * the hash blocks of the files in one data cluster lie next to each other
+ * in the hash area: a read of a directory tree costs a few larger hash
+ * reads instead of a small synchronous one per file, and a random read
+ * reads the hash blocks of its neighbourhood only.
  */
 static unsigned int prefetch_cluster = 256 * 1024;
 module_param(prefetch_cluster, uint, 0644);
@@ -517,12 +518,15 @@ static void prefetch_blocks(struct extverity_prefetch *pw, bool wait)
 	u32 cluster = READ_ONCE(prefetch_cluster) >> v->p.log_blocksize;
 	u64 block = pw->block, end = pw->block + pw->n_blocks, idx = 0;
 	struct extverity_hash_run runs[2] = { { 1, 0 }, { 1, 0 } };
+	struct blk_plug plug;
 
 	if (cluster > 1) {
 		cluster = rounddown_pow_of_two(cluster);
 		block = round_down(block, cluster);
 		end = min(round_up(end, cluster), v->p.data_blocks);
 	}
+	/* The runs of both sections, and of several files, go out together. */
+	blk_start_plug(&plug);
 	while (block < end) {
 		const struct extverity_ext *e;
 		u64 stop;
@@ -535,9 +539,12 @@ static void prefetch_blocks(struct extverity_prefetch *pw, bool wait)
 				      e->leaf + (stop - 1 - e->start), runs,
 				      pw->ioprio, wait);
 		block = stop;
+		/* A large cluster over small files is many extents. */
+		cond_resched();
 	}
 	flush_hash_run(v, &runs[0], pw->ioprio, wait);
 	flush_hash_run(v, &runs[1], pw->ioprio, wait);
+	blk_finish_plug(&plug);
 }
 
 static void prefetch_work(struct work_struct *w)

@@ -277,16 +277,17 @@ pc=/sys/module/dm_extverity/parameters/prefetch_cluster
 pc_default=$(cat $pc 2>/dev/null)
 cstart=$((BH_BLOCK / CLUSTER * CLUSTER))
 # hash_sectors CLUSTER_BYTES SKIP COUNT: hash sectors one dd of COUNT
-# blocks from SKIP, a block a read, reads from a fresh device.
+# blocks from SKIP, a block a read, reads from a fresh device; counted once
+# the device is removed, which waits for the read-ahead still in flight
+# (extverity_postsuspend()).
 hash_sectors() {
 	local s0 s1
 	echo "$1" >$pc 2>/dev/null || { echo "?"; return; }
 	ev evc /dev/vdb /dev/vdc || { echo "?"; return; }
 	s0=$(stat_field vdc 3)
 	dd if=/dev/mapper/evc of=/dev/null bs=$BS skip="$2" count="$3" iflag=direct 2>/dev/null
-	sleep 1
-	s1=$(stat_field vdc 3)
 	dmsetup remove evc
+	s1=$(stat_field vdc 3)
 	echo $((s1 - s0))
 }
 sectors_none=$(hash_sectors 0 "$BH_BLOCK" 1)
