@@ -169,12 +169,15 @@ int ev_hashpool_run(struct ev_hashpool *hp, int fd,
 	while (hp->busy)
 		pthread_cond_wait(&hp->done, &hp->lock);
 	pthread_mutex_unlock(&hp->lock);
+	/* A digest left uncomputed must not be compared, even before a bad read. */
+	if (atomic_load(&hp->failed))
+		return EV_ENOMEM;
 	if (hp->bad_seg < nsegs) {
 		*bad_seg = hp->bad_seg;
 		*read_err = hp->read_err;
 		return EV_EIO;
 	}
-	return atomic_load(&hp->failed) ? EV_ENOMEM : 0;
+	return 0;
 }
 
 void ev_hashpool_free(struct ev_hashpool *hp)

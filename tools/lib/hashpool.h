@@ -61,8 +61,8 @@ int ev_hashpool_new(struct ev_hashpool **out, unsigned int threads,
  *
  * The segments before *@bad_seg were all read and hashed.
  *
- * Return: 0; EV_EIO when a read failed; EV_ENOMEM when OpenSSL failed on a
- * block.  Nothing printed.
+ * Return: 0; EV_ENOMEM when OpenSSL failed on a block (whatever else
+ * failed); EV_EIO when a read failed.  Nothing printed.
  */
 int ev_hashpool_run(struct ev_hashpool *hp, int fd,
 		    const struct ev_hashpool_seg *segs, size_t nsegs, u8 *buf,

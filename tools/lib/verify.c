@@ -267,6 +267,8 @@ static int hash(struct vctx *v, const void *block, u8 *digest)
 {
 	if (!ev_hash_block(&v->h, block, digest))
 		return 0;
+	/* The data queued before is reported before the error. */
+	check_batch(v);
 	ev_hash_error(v->a->p.hash_algorithm, "verifying");
 	return EV_ENOMEM;
 }
@@ -276,6 +278,7 @@ static int read_hash(struct vctx *v, void *buf, size_t len, u64 off)
 	int err = ev_pread(v->a->fd, buf, len, off);
 
 	if (err) {
+		check_batch(v);
 		ev_error("cannot read the hash blocks of %s: %s",
 			 v->a->path, strerror(-err));
 		return EV_EIO;
