@@ -281,14 +281,13 @@ cstart=$((BH_BLOCK / CLUSTER * CLUSTER))
 # the device is removed, which waits for the read-ahead still in flight
 # (extverity_postsuspend()).
 hash_sectors() {
-	local s0 s1
 	echo "$1" >$pc 2>/dev/null || { echo "?"; return; }
 	ev evc /dev/vdb /dev/vdc || { echo "?"; return; }
-	s0=$(stat_field vdc 3)
+	_hs_s0=$(stat_field vdc 3)
 	dd if=/dev/mapper/evc of=/dev/null bs=$BS skip="$2" count="$3" iflag=direct 2>/dev/null
 	dmsetup remove evc
-	s1=$(stat_field vdc 3)
-	echo $((s1 - s0))
+	_hs_s1=$(stat_field vdc 3)
+	echo $((_hs_s1 - _hs_s0))
 }
 sectors_none=$(hash_sectors 0 "$BH_BLOCK" 1)
 sectors_cluster=$(hash_sectors $((CLUSTER * BS)) "$BH_BLOCK" 1)
