@@ -18,7 +18,9 @@ table() {
 	case $1 in
 	raw) echo "0 $LEN linear /dev/ubdb 0" ;;
 	verity) echo "0 $LEN verity $VTABLE_ARGS" ;;
+	verity-bh) echo "0 $LEN verity $VTABLE_ARGS 1 try_verify_in_tasklet" ;;
 	extverity) echo "$ETABLE" ;;
+	extverity-bh) echo "$ETABLE 1 try_verify_in_tasklet" ;;
 	esac
 }
 fresh() {
@@ -44,8 +46,8 @@ seq_read
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	# Interleaved, the order turned every round.
-	if [ $((r % 2)) -eq 1 ]; then kinds="raw verity extverity"
-	else kinds="extverity verity raw"; fi
+	if [ $((r % 2)) -eq 1 ]; then kinds="raw verity verity-bh extverity extverity-bh"
+	else kinds="extverity-bh extverity verity-bh verity raw"; fi
 	for kind in $kinds; do
 		fresh $kind
 		t0=$(now_cs); seq_read; t1=$(now_cs)
@@ -54,8 +56,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 		t0=$(now_cs); tree_read || echo "EVT-UML-FAIL mount $kind"; t1=$(now_cs)
 		echo "EVT-UML tree $kind $r $((t1 - t0))"
 		case $kind in
-		verity) dmsetup status b | grep -q ' V$' ;;
-		extverity) dmsetup status b | grep -q ' V ' ;;
+		verity | verity-bh) dmsetup status b | grep -q ' V$' ;;
+		extverity | extverity-bh) dmsetup status b | grep -q ' V ' ;;
 		esac || echo "EVT-UML-FAIL status $kind: $(dmsetup status b)"
 	done
 	r=$((r + 1))

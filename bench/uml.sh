@@ -5,8 +5,10 @@
 # under User-Mode Linux (../shared/notes/uml.md), where kernel code runs at
 # native speed.  The same reference image as make bench; cold sequential
 # read of the whole device (4 MiB reads) and cold whole-tree read of the
-# mounted filesystem, for raw (linear), verity and extverity, interleaved,
-# pinned to one CPU, medians.  Writes bench/results/<stamp>-uml.{json,md}.
+# mounted filesystem, for raw (linear), verity and extverity, each of the
+# two with and without try_verify_in_tasklet, interleaved, pinned to one
+# CPU (so a rate is the inverse of the CPU time per MiB), medians.  Writes
+# bench/results/<stamp>-uml.{json,md}.
 #
 #   BENCH_UML_ROUNDS  interleaved rounds (default 5)
 #   BENCH_UML_CPU     host CPU to pin to (default: the last one)
@@ -39,6 +41,8 @@ EROOT=$(sed -n 's/^Root digest:[[:space:]]*//p' "$w/eformat.out")
 VROOT=$(sed -n 's/^Root hash:[[:space:]]*//p' "$w/vformat.out")
 ETABLE=$("$EV" table "$shm/data" "$shm/ehash" "$EROOT" |
 	sed "s|$shm/data|/dev/ubdb|; s|$shm/ehash|/dev/ubdd|")
+# The guest appends "1 try_verify_in_tasklet": no optional arguments here.
+[[ "$ETABLE" == *" $EROOT" ]] || die "unexpected table line: $ETABLE"
 
 # The root: static busybox, dmsetup with its libraries, the module, /init.
 root=$w/root

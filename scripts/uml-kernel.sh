@@ -11,8 +11,9 @@
 #
 # kernel  unpack the tarball once into build/uml-kernel/linux (its own
 #         copy), `make ARCH=um defconfig` plus the options below, optimised
-#         for speed and without debug info; leaves build/uml-kernel/linux-um.
-#         Nothing is done when the tarball and the options are unchanged.
+#         for speed and without debug info, with scripts/uml-xstate.patch
+#         (hosts with AMX); leaves build/uml-kernel/linux-um.  Nothing is
+#         done when the tarball, the patch and the options are unchanged.
 # module  dm-extverity.ko for it, from a copy of the sources in
 #         build/uml-module (leaves build/uml-module/drivers/md/dm-extverity.ko)
 #
@@ -20,6 +21,7 @@
 set -euo pipefail
 TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
 SRC_TAR=${LINUX_SOURCE_TAR:-/usr/src/linux-source-6.1.tar.xz}
+PATCH=$TOPDIR/scripts/uml-xstate.patch
 OUT=$TOPDIR/build/uml-kernel
 TREE=$OUT/linux
 MODOUT=$TOPDIR/build/uml-module
@@ -39,7 +41,7 @@ die() { echo "uml-kernel: $*" >&2; exit 1; }
 log() { echo "uml-kernel: $*" >&2; }
 
 signature() {
-	{ stat -L -c '%n %s %Y' "$SRC_TAR"; echo $ENABLE / $DISABLE; } |
+	{ stat -L -c '%n %s %Y' "$SRC_TAR"; sha256sum <"$PATCH"; echo $ENABLE / $DISABLE; } |
 		sha256sum | cut -d' ' -f1
 }
 
@@ -57,6 +59,11 @@ build_kernel() {
 		mkdir -p "$OUT"
 		tar -xf "$SRC_TAR" -C "$OUT"
 		mv "$OUT/linux-source-6.1" "$TREE"
+	fi
+	# A tree unpacked before the patch existed gets it too.
+	if ! patch -d "$TREE" -p1 -R -s -f --dry-run <"$PATCH" >/dev/null 2>&1; then
+		log "applying $(basename "$PATCH")"
+		patch -d "$TREE" -p1 -s -f <"$PATCH" || die "$PATCH does not apply"
 	fi
 	start=$(date +%s)
 	"${M[@]}" defconfig
