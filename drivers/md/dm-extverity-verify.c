@@ -455,15 +455,14 @@ static void flush_hash_run(struct extverity_target *v,
 			   struct extverity_hash_run *run,
 			   unsigned short ioprio, bool wait)
 {
+	u64 n = run->last - run->first + 1;
+
 	if (run->first > run->last)
 		return;
 	if (wait)
-		wait_for_hash_blocks(v, run->first, run->last - run->first + 1,
-				     ioprio);
+		wait_for_hash_blocks(v, run->first, n, ioprio);
 	else
-		dm_bufio_prefetch_with_ioprio(v->bufio, run->first,
-					      run->last - run->first + 1,
-					      ioprio);
+		dm_bufio_prefetch_with_ioprio(v->bufio, run->first, n, ioprio);
 	run->first = 1;
 	run->last = 0;
 }
