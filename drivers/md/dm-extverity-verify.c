@@ -455,10 +455,11 @@ static void flush_hash_run(struct extverity_target *v,
 			   struct extverity_hash_run *run,
 			   unsigned short ioprio, bool wait)
 {
-	u64 n = run->last - run->first + 1;
+	u64 n;
 
 	if (run->first > run->last)
 		return;
+	n = run->last - run->first + 1;
 	if (wait)
 		wait_for_hash_blocks(v, run->first, n, ioprio);
 	else
