@@ -7,7 +7,7 @@
 #   make check-debug  the VM tests again on a KASAN/lockdep/kmemleak kernel
 #   make demo       format a sample image, verify it, show a corruption report
 #   make bench      extverity vs dm-verity vs raw in one VM run (bench/results/)
-#   make bench-boot a Debian root booted from raw, dm-verity, extverity (6.1, 6.12)
+#   make bench-boot a Debian root booted from raw, dm-verity, extverity
 #   make bench-uml  their CPU cost under User-Mode Linux (bench/uml.sh)
 #   make lint       checkpatch --strict, sparse (C=1) and W=1 on the kernel code
 #   make stress     10 minutes of the VM stress scenario (STRESS_SECONDS)

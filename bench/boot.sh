@@ -5,14 +5,19 @@
 # (tests/lib/debian-root.sh: mmdebstrap --variant=minbase with
 # systemd-sysv, udev and kmod, from the archive this machine's apt uses)
 # boots under TCG to multi-user.target from the same ext4 image three ways,
-# through one initramfs (Debian's mkinitramfs with scripts/initramfs-tools
-# and bench/boot/'s dm-verity opener):
+# through one initramfs: Debian's mkinitramfs with scripts/initramfs-tools
+# and bench/boot/'s dm-verity opener; on a kernel mkinitramfs cannot build
+# for (7.3, unpacked: it reads /lib/modules; debian_initramfs_skip),
+# Debian's dracut without systemd with scripts/dracut/90extverity and
+# bench/boot/dracut/'s opener (tests/vm/debian-dracut.sh):
 #
 #   raw        root=/dev/vda
 #   dm-verity  /dev/mapper/vroot opened by bench/boot/scripts/local-top/
-#              bench-verity over `veritysetup format`'s hash device
+#              bench-verity (or the dracut module's initqueue job) over
+#              `veritysetup format`'s hash device
 #   extverity  /dev/mapper/vroot opened by the project's local-top script
-#              (extverity.root=) over `extverity format`'s hash area
+#              (or its dracut module) from extverity.root= over
+#              `extverity format`'s hash area
 #
 # The time is the kernel's uptime when evb-up.service, ordered after
 # multi-user.target, starts: from kernel start to a unit that runs once
@@ -20,11 +25,9 @@
 # under it, or none), and a boot whose root is not the one intended fails
 # the bench.  Every boot has fsck.mode=skip: the extverity script skips
 # the initramfs's fsck of its read-only root (docs/boot.md), so the others
-# do too, and verification is what differs.  BENCH_BOOTS rounds (default 3) of the three in turn;
-# medians.  Writes bench/results/<stamp>-boot.{md,txt}.
-#
-# Only where mkinitramfs builds for the kernel: 6.1 and 6.12 (7.3 is
-# unpacked, and mkinitramfs reads /lib/modules; debian_initramfs_skip).
+# do too (and rd.skipfsck, dracut's), and verification is what differs.
+# BENCH_BOOTS rounds (default 3) of the three in turn; medians.  Writes
+# bench/results/<stamp>-boot.{md,txt}.
 set -eu
 TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
 export TOPDIR
@@ -36,10 +39,16 @@ cd "$TOPDIR"
 . tests/vm/vm-lib.sh
 # shellcheck disable=SC1091
 . tests/vm/debian-initramfs.sh
+# shellcheck disable=SC1091
+. tests/vm/debian-dracut.sh
 die() { echo "bench-boot: $*" >&2; exit 1; }
-why=$(debian_initramfs_skip)
-[ -z "$why" ] || die "kernel $KVER: $why"
-why=$(debian_initramfs_why)
+if [ -z "$(debian_initramfs_skip)" ]; then
+	initramfs="initramfs-tools"
+	why=$(debian_initramfs_why)
+else
+	initramfs=dracut
+	why=$(debian_dracut_why)
+fi
 [ -z "$why" ] || die "$why"
 command -v veritysetup >/dev/null || die "veritysetup not installed"
 
@@ -85,26 +94,41 @@ vsalt=$(sed -n 's/^Salt:[[:space:]]*//p' "$w/vformat.out")
 if [ -z "$eroot" ] || [ -z "$vroot" ] || [ -z "$vsalt" ]; then
 	die "no root digest or salt in the formats' output"
 fi
-RESULTS=$w/initramfs.results DEBIAN_INITRAMFS_EXTRA=$TOPDIR/bench/boot \
-	debian_initramfs "$w" bench-boot >/dev/null || die "mkinitramfs failed: $(tail -n 3 "$w/mkinitramfs.log")"
+if [ "$initramfs" = initramfs-tools ]; then
+	RESULTS=$w/initramfs.results DEBIAN_INITRAMFS_EXTRA=$TOPDIR/bench/boot \
+		debian_initramfs "$w" bench-boot >/dev/null || die "mkinitramfs failed: $(tail -n 3 "$w/mkinitramfs.log")"
+	initrd=$w/initrd.img
+else
+	RESULTS=$w/initramfs.results DEBIAN_DRACUT_EXTRA=$TOPDIR/bench/boot/dracut/91bench-verity \
+		debian_dracut "$w" bench-boot dracut >/dev/null || die "dracut failed: $(tail -n 3 "$w/dracut-dracut.log")"
+	initrd=$w/initrd-dracut.img
+fi
 
-# boot SETUP ROUND: one boot; appends "SETUP SECONDS" to $w/times.
+# boot SETUP ROUND: one boot; appends "SETUP SECONDS" to $w/times.  A
+# kernel that fails before userspace (TCG and the kernel patching its own
+# text: vm_died_booting) boots once more, as the tests' boots do.
 boot() {
-	local setup=$1 round=$2 root=/dev/mapper/vroot extra want out=$w/$1-$2.log
+	local setup=$1 round=$2 root=/dev/mapper/vroot extra want out=$w/$1-$2 try
 	case $setup in
 	raw) root=/dev/vda extra='' want=none ;;
 	dm-verity) extra="bench.verity=/dev/vda,/dev/vdc,$blocks,$vroot,$vsalt" want=verity ;;
 	extverity) extra="extverity.root=/dev/vda,/dev/vdb,$eroot" want=extverity ;;
 	esac
-	timeout --kill-after=5 600 "$QEMU" -machine accel=tcg -cpu max -smp "$VM_SMP" \
-		-nographic -no-reboot -m 1024 -kernel "$VM_KERNEL" -initrd "$w/initrd.img" \
-		-append "console=ttyS0 quiet panic=-1 fsck.mode=skip root=$root ro $extra $VM_CLOCK_ARGS $VM_APPEND" \
-		-drive "file=$img,format=raw,if=virtio,readonly=on" \
-		-drive "file=$w/ehash,format=raw,if=virtio,readonly=on" \
-		-drive "file=$w/vhash,format=raw,if=virtio,readonly=on" \
-		</dev/null 2>"$w/qemu.err" | tr -d '\r' >"$out" || true
+	mkdir -p "$out"
+	for try in 1 2; do
+		timeout --kill-after=5 600 "$QEMU" -machine accel=tcg -cpu max -smp "$VM_SMP" \
+			-nographic -no-reboot -m 1024 -kernel "$VM_KERNEL" -initrd "$initrd" \
+			-append "console=ttyS0 quiet panic=-1 fsck.mode=skip rd.skipfsck root=$root ro $extra $VM_CLOCK_ARGS $VM_APPEND" \
+			-drive "file=$img,format=raw,if=virtio,readonly=on" \
+			-drive "file=$w/ehash,format=raw,if=virtio,readonly=on" \
+			-drive "file=$w/vhash,format=raw,if=virtio,readonly=on" \
+			</dev/null 2>"$out/qemu.err" | tr -d '\r' >"$out/console.log" || true
+		[ "$try" = 1 ] && ! grep -q '^EVB-UP ' "$out/console.log" &&
+			vm_died_booting "$out" poweroff && continue
+		break
+	done
 	local line
-	line=$(grep -m1 '^EVB-UP ' "$out") || die "$setup boot $round: no EVB-UP line (see $out)"
+	line=$(grep -m1 '^EVB-UP ' "$out/console.log") || die "$setup boot $round: no EVB-UP line (see $out/console.log)"
 	case $line in
 	*" target=$want") ;;
 	*) die "$setup boot $round: the root is not what it should be: $line" ;;
@@ -127,7 +151,7 @@ ratio() { printf "%.3f" "$(echo "scale=6; $1 / $2" | bc)"; }
 {
 	echo "# make bench-boot ($BENCH_BOOTS boots each, medians; guest under qemu TCG; kernel $KVER)"
 	echo
-	echo "A Debian 12 root (mmdebstrap minbase with systemd-sysv, udev, kmod; $((blocks / 256)) MiB ext4) booted to multi-user.target through one initramfs; seconds from kernel start to a unit ordered after multi-user.target."
+	echo "A Debian 12 root (mmdebstrap minbase with systemd-sysv, udev, kmod; $((blocks / 256)) MiB ext4) booted to multi-user.target through one initramfs ($initramfs); seconds from kernel start to a unit ordered after multi-user.target."
 	echo
 	echo "| root | boots (s) | median (s) | vs raw | vs dm-verity |"
 	echo "|---|---|---|---|---|"

@@ -21,7 +21,10 @@
 #                           the root), "systemd" puts systemd in (the
 #                           generator does).  EXTVERITY_KO, EXTVERITY_TOOL
 #                           and EXTVERITY_GENERATOR point at this tree's
-#                           builds.  Records LABEL/dracut-FLAVOUR and
+#                           builds.  DEBIAN_DRACUT_EXTRA= names more
+#                           module directories (NNname) to copy in and
+#                           include (make bench-boot's dm-verity opener).
+#                           Records LABEL/dracut-FLAVOUR and
 #                           LABEL/FLAVOUR-contains-FILE for what the module
 #                           must add; returns 1 when dracut failed
 
@@ -35,17 +38,23 @@ debian_dracut_why() {
 }
 
 debian_dracut() {
-	local w=$1 label=$2 flavour=$3 base=$1/dracut-base initrd mods start f bufio
+	local w=$1 label=$2 flavour=$3 base=$1/dracut-base initrd mods start f bufio d
 	initrd=$w/initrd-$flavour.img
 	if [ ! -d "$base" ]; then
 		cp -a /usr/lib/dracut "$base"
-		cp -a "$TOPDIR/scripts/dracut/90extverity" "$base/modules.d/"
+		for d in "$TOPDIR/scripts/dracut/90extverity" ${DEBIAN_DRACUT_EXTRA:-}; do
+			cp -a "$d" "$base/modules.d/"
+		done
 		mkdir -p "$w/dracut.conf.d"
 		: >"$w/dracut.conf"
 	fi
 	# The smallest set that boots a root from a dm device; dracut adds
 	# what they depend on.
 	mods="base kernel-modules rootfs-block udev-rules dm fs-lib extverity"
+	for d in ${DEBIAN_DRACUT_EXTRA:-}; do
+		d=${d##*/}
+		mods="$mods ${d#[0-9][0-9]}"
+	done
 	[ "$flavour" = systemd ] && mods="$mods systemd systemd-initrd dracut-systemd"
 	start=$(date +%s)
 	# shellcheck disable=SC2046 # no word, or two
