@@ -317,7 +317,8 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	 * because reads may be needed to reclaim memory.  wq is per-CPU:
 	 * a bio is verified on the CPU that completed it, where its data is
 	 * cache-hot.  spread_wq is unbound, for the bios that complete while
-	 * others are being verified (extverity_end_io()).
+	 * others are being verified (extverity_end_io()) and for the hash
+	 * prefetch requests (extverity_submit_prefetch()).
 	 */
 	v->wq = alloc_workqueue("kextverityd",
 				WQ_PERCPU | WQ_HIGHPRI | WQ_MEM_RECLAIM,
