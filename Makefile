@@ -62,7 +62,7 @@ KDIR := $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1))
 endif
 
-.PHONY: all tools module check check-deps demo lint clean bench bench-boot bench-uml check-debug
+.PHONY: all tools module module-build check check-deps demo lint clean bench bench-boot bench-uml check-debug
 all: tools module
 
 tools: tools/extverity tools/extverity-generator
@@ -96,8 +96,14 @@ build/asan/%.o: %.c $(TOOL_HDRS)
 	@echo "  CC      $< (asan)"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -O1 $(SANITIZE) -c -o $@ $<
 
+# KVER=: the kernel is prepared (7.3: unpacked, scripts/kernel-7.3.sh)
+# before a second make looks up KDIR and KMAKEFLAGS, since make expands a
+# whole recipe before it runs its first line.
 module:
 	$(if $(KVER),$(Q)scripts/kernels.sh prepare $(KVER))
+	$(Q)$(MAKE) --no-print-directory module-build
+
+module-build:
 	@if [ -z "$(KDIR)" ]; then echo "no kernel headers found: set KDIR= or KVER=" >&2; exit 1; fi
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKEFLAGS) modules
 
