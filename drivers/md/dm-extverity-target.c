@@ -316,9 +316,9 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	 * Both high priority, as dm-verity since 6.3, and WQ_MEM_RECLAIM
 	 * because reads may be needed to reclaim memory.  wq is per-CPU:
 	 * a bio is verified on the CPU that completed it, where its data is
-	 * cache-hot.  spread_wq is unbound, for the bios that complete while
-	 * others are being verified (extverity_end_io()) and for the hash
-	 * prefetch requests (extverity_submit_prefetch()).
+	 * cache-hot.  spread_wq is unbound, for the bios that complete, and
+	 * the hash prefetch requests made, while that CPU has others to
+	 * verify (extverity_end_io(), extverity_submit_prefetch()).
 	 */
 	v->wq = alloc_workqueue("kextverityd",
 				WQ_PERCPU | WQ_HIGHPRI | WQ_MEM_RECLAIM,

@@ -87,6 +87,15 @@ dd if="$IMG" bs=$BS skip=$((ZSTART + ZCOUNT)) count=2 status=none |
 BIGFILE=$(cd "$w/fx/src" && find . -type f -printf '%s %P\n' | sort -rn | head -n 1 | cut -d' ' -f2-)
 PBLOCK=$(debugfs -R "bmap \"/$BIGFILE\" 5" "$IMG" 2>/dev/null)
 [ -n "$PBLOCK" ] && [ "$PBLOCK" -gt 0 ] || die "no block 5 of /$BIGFILE"
+# Block 0 of another file, 256 blocks or more from PBLOCK: neither's
+# read-ahead cluster (64 blocks) reaches the other's hash blocks.
+QBLOCK=
+while read -r f; do
+	b=$(debugfs -R "bmap \"/$f\" 0" "$IMG" 2>/dev/null)
+	[ -n "$b" ] && [ "$b" -gt 0 ] && [ $(((b - PBLOCK) * (b - PBLOCK))) -ge $((256 * 256)) ] &&
+		{ QBLOCK=$b; break; }
+done < <(cd "$w/fx/src" && find . -type f -size +0 -printf '%s %P\n' | sort -rn | sed 1d | cut -d' ' -f2- | head -n 50)
+[ -n "$QBLOCK" ] || die "no file with block 0 256 blocks or more from PBLOCK ($PBLOCK)"
 # Leaves 127 and 128 of that file, the last one under its first level-0
 # hash block and the first under its second (128 SHA-256 digests a block),
 # and the two after: contiguous on disk, so that one read takes two blocks
@@ -140,6 +149,7 @@ MANIFEST_BYTES=$MANIFEST_BYTES
 BIG_BLOCKS=$BIG_BLOCKS
 BIG_ROOT=$BIG_ROOT
 PBLOCK=$PBLOCK
+QBLOCK=$QBLOCK
 BH_BLOCK=$BH_BLOCK
 CLUSTER=$CLUSTER
 P

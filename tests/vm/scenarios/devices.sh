@@ -46,6 +46,7 @@
 #@check suspend-readers-never-wrong
 #@check suspend-waits-for-prefetch
 #@check suspend-waits-for-prefetch-bh
+#@check suspend-waits-for-prefetch-busy-bh
 #@check big-zero-create
 #@check big-at-most-once-refused
 #@check big-without-option-reads-zeros
@@ -58,7 +59,7 @@
 . /ctl/params
 # A parameter the host failed to pass ends the scenario (and fails the boot).
 : "${ROOT:?}" "${BLOCKS:?}" "${ZSTART:?}" "${ZCOUNT:?}" "${MANIFEST_BYTES:?}" \
-	"${BIG_BLOCKS:?}" "${BIG_ROOT:?}" "${PBLOCK:?}" "${BH_BLOCK:?}" "${CLUSTER:?}"
+	"${BIG_BLOCKS:?}" "${BIG_ROOT:?}" "${PBLOCK:?}" "${QBLOCK:?}" "${BH_BLOCK:?}" "${CLUSTER:?}"
 
 if ! ext_insmod >/tmp/insmod.out 2>&1; then
 	gfail insmod "$(cat /tmp/insmod.out)"
@@ -515,32 +516,43 @@ dmsetup remove hd
 # device) goes on.  Suspend must not return before that prefetch is over.
 # With try_verify_in_tasklet too: dm-bufio's reset of the hash cache then
 # does not wait for reads (its client may not sleep), the prefetch must.
+# A lone read's prefetch runs on its CPU's worker; -busy-bh makes it while
+# a read of QBLOCK, on the same CPU, waits for its hash blocks, so that it
+# runs on the unbound one (extverity_submit_prefetch()).
 echo "0 $hlen delay /dev/vdc 0 1000" | dmsetup create --noudevsync --readonly hp &&
 	dmsetup mknodes hp
 hp=$(kname hp)
 printf '%s\n' "0 $((PBLOCK * spb)) linear /dev/vdb 0" "$((PBLOCK * spb)) $spb error" \
 	"$(((PBLOCK + 1) * spb)) $((len - (PBLOCK + 1) * spb)) linear /dev/vdb $(((PBLOCK + 1) * spb))" |
 	dmsetup create --noudevsync --readonly lp && dmsetup mknodes lp
-for sfx in '' -bh; do
+for sfx in '' -bh -busy-bh; do
 	opt=
-	[ "$sfx" = -bh ] && opt="1 try_verify_in_tasklet"
+	[ "$sfx" != '' ] && opt="1 try_verify_in_tasklet"
 	if ! ev evp /dev/mapper/lp /dev/mapper/hp 0 "$opt"; then
 		gfail "suspend-waits-for-prefetch$sfx" "$(cat /tmp/ev.out)"
 		continue
 	fi
 	dmesg_mark
 	r0=$(stat_field "$hp" 1)
-	dd if=/dev/mapper/evp of=/dev/null bs=$BS skip="$PBLOCK" count=1 iflag=direct 2>/dev/null &&
-		echo "devices: the read of the failing block succeeded"
+	busy=
+	if [ "$sfx" = -busy-bh ]; then
+		taskset -c 0 dd if=/dev/mapper/evp of=/dev/null bs=$BS skip="$QBLOCK" count=1 \
+			iflag=direct 2>/dev/null &
+		busy=$!
+		sleep 0.5
+	fi
+	taskset -c 0 dd if=/dev/mapper/evp of=/dev/null bs=$BS skip="$PBLOCK" count=1 \
+		iflag=direct 2>/dev/null && echo "devices: the read of the failing block succeeded"
 	dmsetup suspend --noudevsync evp
 	i1=$(inflight "$hp")
 	r1=$(stat_field "$hp" 1)
 	sleep 1.5
 	r2=$(stat_field "$hp" 1)
+	[ -n "$busy" ] && wait "$busy"
 	dmsetup resume --noudevsync evp
 	dmsetup remove evp
 	leak=$(dmesg_new | grep -c 'leaked buffer')
-	echo "devices: prefetch${opt:+ ($opt)}: hash reads $r0 before the read, $r1 at suspend, $r2 1.5 s later; $i1 in flight; $leak leaked buffers"
+	echo "devices: prefetch$sfx${opt:+ ($opt)}: hash reads $r0 before the read, $r1 at suspend, $r2 1.5 s later; $i1 in flight; $leak leaked buffers"
 	if [ "$i1" = 0 ] && [ "$r1" = "$r2" ] && [ "$r1" != none ] && [ "$r1" -gt "$r0" ] && [ "$leak" = 0 ]; then
 		gpass "suspend-waits-for-prefetch$sfx"
 	else
