@@ -62,6 +62,20 @@ kernel = '?'
 if os.path.exists(os.path.join(args.res, 'kernel.txt')):
     with open(os.path.join(args.res, 'kernel.txt')) as f:
         kernel = f.read().strip()
+# The machine the guest ran on: TCG's speed, and so every absolute figure,
+# follows the host CPU (which of its extensions qemu's helpers can use), so
+# runs on different hosts compare by their ratios only.
+machine = {'cpu': '?', 'cpus': os.cpu_count(), 'qemu': '?'}
+with open('/proc/cpuinfo') as f:
+    for line in f:
+        if line.startswith('model name'):
+            machine['cpu'] = line.split(':', 1)[1].strip()
+            break
+try:
+    machine['qemu'] = subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True,
+                                     text=True, check=True).stdout.splitlines()[0]
+except (OSError, subprocess.CalledProcessError, IndexError):
+    pass
 host = {}
 with open(args.host) as f:
     for line in f:
@@ -93,11 +107,13 @@ out = {
     'sizes': sizes, 'host_seconds': host, 'host_median_seconds': host_med,
     'guest': res,
     'kernel': kernel,
+    'machine': machine,
 }
 with open(args.out + '.json', 'w') as f:
     json.dump(out, f, indent=1)
 
 md = [f'# make bench ({len(rounds)} rounds, medians; guest under qemu TCG; kernel {kernel})', '',
+      f'Host: {machine["cpu"]}, {machine["cpus"]} CPUs; {machine["qemu"]}.', '',
       f'Reference image: {sizes["image"] >> 20} MiB, {args.files} files '
       f'({int(args.file_bytes) >> 20} MiB of file data, sizes from Debian 12 /usr; '
       f'{int(args.free_blocks) * 4096 * 100 / sizes["image"]:.1f} % of its blocks free).', '',
