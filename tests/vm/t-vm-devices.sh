@@ -88,7 +88,8 @@ BIGFILE=$(cd "$w/fx/src" && find . -type f -printf '%s %P\n' | sort -rn | head -
 PBLOCK=$(debugfs -R "bmap \"/$BIGFILE\" 5" "$IMG" 2>/dev/null)
 [ -n "$PBLOCK" ] && [ "$PBLOCK" -gt 0 ] || die "no block 5 of /$BIGFILE"
 # Block 0 of another file, 256 blocks or more from PBLOCK: neither's
-# read-ahead cluster (64 blocks) reaches the other's hash blocks.
+# read-ahead cluster (64 blocks) covers the other, so that the hash reads
+# of the read of PBLOCK are not all made by the read of QBLOCK.
 QBLOCK=
 while read -r f; do
 	b=$(debugfs -R "bmap \"/$f\" 0" "$IMG" 2>/dev/null)
