@@ -330,8 +330,9 @@ static int extverity_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate workqueue";
 		goto bad;
 	}
+	/* Two parts: extverity_io_part(). */
 	ti->per_io_data_size =
-		extverity_per_io_data_size(crypto_shash_descsize(v->tfm));
+		2 * extverity_per_io_data_size(crypto_shash_descsize(v->tfm));
 	ti->error = NULL;
 	return 0;
 bad:

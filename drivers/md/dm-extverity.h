@@ -245,7 +245,9 @@ struct extverity_target {
  * struct extverity_io - per-bio data (ti->per_io_data_size)
  *
  * Followed by the shash descriptor used to hash this bio's blocks (its size
- * depends on the algorithm), so the read path never allocates.
+ * depends on the algorithm), so the read path never allocates.  The per-bio
+ * data holds two of these, each with its descriptor: the second verifies
+ * the second half of a large bio on another CPU (extverity_io_part()).
  *
  * Verification can stop and resume: an attempt in the completion context
  * (try_verify_in_tasklet) that needs what it may not do there (read the
@@ -266,11 +268,21 @@ struct extverity_io {
 	atomic_t *wq_queued;	/* the count it is in while on wq, or NULL */
 	struct work_struct work;	/* the worker's */
 	struct work_struct bh_work;	/* the attempt queued to system_bh_wq */
+	/* Of the worker's verification, split or not: */
+	struct extverity_io *whole;	/* in a part: the first io */
+	atomic_t parts;		/* in the first: parts still verifying */
+	bool failed;		/* in the first: a part failed */
 };
 
 static inline struct shash_desc *extverity_io_desc(struct extverity_io *io)
 {
 	return (struct shash_desc *)(io + 1);
+}
+
+/* The second part of the bio's per-bio data, for a split verification. */
+static inline struct extverity_io *extverity_io_part(struct extverity_io *io)
+{
+	return (void *)io + io->v->ti->per_io_data_size / 2;
 }
 
 /*

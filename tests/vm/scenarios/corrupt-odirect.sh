@@ -11,6 +11,9 @@
 # counter 0).  The data disk's read counter shows those re-reads happened
 # (else the race was never hit and the test proved nothing).  Then the same
 # tampering over a really damaged block: every read fails, status C.
+# Last, a read of 64 blocks (256 KiB, split_bytes) is verified in two
+# halves, on two workers: a damaged block on either side of the split
+# fails it, and the reads beside it do not fail.
 #@check insmod
 #@check create
 #@check intact-16-no-read-fails
@@ -26,6 +29,10 @@
 #@check damaged-every-read-fails
 #@check damaged-status-C
 #@check damaged-uevent
+#@check split-32-read-fails
+#@check split-32-reads-beside
+#@check split-31-read-fails
+#@check split-31-reads-beside
 . /ctl/guest-lib.sh
 . /ctl/params
 
@@ -147,3 +154,45 @@ else
 fi
 dmsetup remove evd
 dmsetup remove cdmg
+
+# A read of 64 blocks of big/multi (391 blocks in c4) from FIRST, whose
+# block FIRST + AT holds the damaged copy of block FIRST: 32 is the first
+# block the second worker verifies, 31 the last the first one does.  The
+# read of 64 blocks from FIRST + AT + 1 (still in big/multi, so split too)
+# and the read of every block before FIRST + AT then return what REF_c4
+# holds there.
+# readn DEV BLOCK N: one O_DIRECT read of N blocks from BLOCK, into /tmp/rd.
+readn() {
+	dd if="$1" of=/tmp/rd bs=$(($3 * 4096)) count=1 skip=$(($2 * 4096)) \
+		iflag=skip_bytes,direct 2>/tmp/dd.err
+}
+# reads_as_ref BLOCK N: one such read of evs returns what REF_c4 holds.
+reads_as_ref() {
+	readn /dev/mapper/evs "$1" "$2" &&
+		dd if="$REF_c4" of=/tmp/ref bs=$(($2 * 4096)) count=1 skip=$(($1 * 4096)) \
+			iflag=skip_bytes 2>/dev/null &&
+		{ cmp /tmp/rd /tmp/ref >>/tmp/dd.err 2>&1 || return 1; }
+}
+for at in 32 31; do
+	s=$(((first + at) * spb))
+	printf '%s\n' "0 $s linear $IMG_c4 0" "$s $spb linear $PATCH_c4 $((pidx * spb))" \
+		"$((s + spb)) $((total - s - spb)) linear $IMG_c4 $((s + spb))" |
+		dmsetup create --noudevsync --readonly csplit && dmsetup mknodes csplit
+	dmsetup create --noudevsync --readonly evs \
+		--table "0 $len extverity 1 /dev/mapper/csplit $HASH_c4 0 sha256 $ROOT_c4" &&
+		dmsetup mknodes evs
+	if readn /dev/mapper/evs "$first" 64; then
+		gfail "split-$at-read-fails" "64 blocks from $first, block $((first + at)) damaged: read"
+	elif grep -q 'Input/output error' /tmp/dd.err; then
+		gpass "split-$at-read-fails"
+	else
+		gfail "split-$at-read-fails" "$(cat /tmp/dd.err)"
+	fi
+	if reads_as_ref $((first + at + 1)) 64 && reads_as_ref 0 $((first + at)); then
+		gpass "split-$at-reads-beside"
+	else
+		gfail "split-$at-reads-beside" "$(tail -n 1 /tmp/dd.err)"
+	fi
+	dmsetup remove evs
+	dmsetup remove csplit
+done
