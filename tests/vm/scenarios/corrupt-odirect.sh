@@ -11,7 +11,7 @@
 # counter 0).  The data disk's read counter shows those re-reads happened
 # (else the race was never hit and the test proved nothing).  Then the same
 # tampering over a really damaged block: every read fails, status C.
-# Last, a read of 64 blocks (256 KiB, split_bytes) is verified in two
+# Last, a read of 64 blocks (256 KiB, over split_bytes) is verified in two
 # halves, on two workers: a damaged block on either side of the split
 # fails it, and the reads beside it do not fail.
 #@check insmod
