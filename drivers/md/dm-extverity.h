@@ -311,16 +311,17 @@ static inline bool extverity_at_most_once_fits(u64 data_blocks)
 }
 
 /**
- * extverity_per_io_data_size() - ti->per_io_data_size for a hash transform
+ * extverity_per_io_data_size() - one part of ti->per_io_data_size
  * @descsize: crypto_shash_descsize() of the target's transform
  *
  * struct extverity_io is followed by the bio's shash descriptor, whose size
- * the hash driver chooses.  dm core places the per-bio data right before
- * its own per-bio structure, at that structure's address minus this size,
+ * the hash driver chooses; the per-bio data holds two such parts
+ * (extverity_io_part()).  dm core places the per-bio data right before
+ * its own per-bio structure, at that structure's address minus its size,
  * so a size that is not a multiple of the alignment of struct extverity_io
- * would misalign it.  On x86 every SHA-2 driver's descriptor size happens to
- * be a multiple of 8; nothing promises that elsewhere.  dm-verity rounds
- * its size up the same way.
+ * would misalign it (and the second part with it).  On x86 every SHA-2
+ * driver's descriptor size happens to be a multiple of 8; nothing promises
+ * that elsewhere.  dm-verity rounds its size up the same way.
  *
  * Return: the size of struct extverity_io, the descriptor and its context,
  * rounded up to the alignment of struct extverity_io.
