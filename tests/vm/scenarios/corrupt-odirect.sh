@@ -13,7 +13,7 @@
 # tampering over a really damaged block: every read fails, status C.
 # Last, a read of 64 blocks (256 KiB, over split_bytes) is verified in two
 # halves, on two workers: a damaged block on either side of the split
-# fails it, and the reads beside it do not fail.
+# fails it, and the reads beside it return the reference.
 #@check insmod
 #@check create
 #@check intact-16-no-read-fails
