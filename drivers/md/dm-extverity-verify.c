@@ -1061,7 +1061,8 @@ MODULE_PARM_DESC(split_bytes,
  * its per-bio data, on the unbound spread_wq: there it runs on an idle CPU
  * if there is one, and otherwise after what is queued, costing one work
  * item.  Not for a read the data device failed: FEC corrects such a read
- * block by block, slowly enough that splitting gains nothing.  Suspend
+ * block by block, slowly enough that splitting gains nothing.  Not with one
+ * CPU online, where the second half could only run after the first.  Suspend
  * need not flush for the part: it ends before its bio can, and suspend
  * waits for the bio.
  */
@@ -1074,7 +1075,7 @@ static void split_io(struct extverity_io *io, struct bio *bio)
 
 	atomic_set(&io->parts, 1);
 	io->failed = false;
-	if (io->read_failed || !split ||
+	if (io->read_failed || !split || num_online_cpus() < 2 ||
 	    ((u64)half << (v->p.log_blocksize + 1)) < split)
 		return;
 	part->v = v;
