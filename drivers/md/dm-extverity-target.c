@@ -457,10 +457,12 @@ static void extverity_status(struct dm_target *ti, status_type_t type,
 			sum.zero += READ_ONCE(s->zero);
 			sum.corrected += READ_ONCE(s->corrected);
 			sum.paired += READ_ONCE(s->paired);
+			sum.split += READ_ONCE(s->split);
 		}
-		DMEMIT("%c %llu %llu %llu %llu %llu",
+		DMEMIT("%c %llu %llu %llu %llu %llu %llu",
 		       READ_ONCE(v->corrupted) ? 'C' : 'V', sum.verified,
-		       sum.corrupt, sum.zero, sum.corrected, sum.paired);
+		       sum.corrupt, sum.zero, sum.corrected, sum.paired,
+		       sum.split);
 		break;
 	case STATUSTYPE_TABLE:
 		DMEMIT("%u %s %s %llu %s %*phN", EXTVERITY_FORMAT_VERSION,
@@ -520,7 +522,7 @@ static void extverity_io_hints(struct dm_target *ti,
 static struct target_type extverity_target = {
 	.name		= EXTVERITY_TARGET_NAME,
 	.features	= DM_TARGET_IMMUTABLE,
-	.version	= {1, 4, 0},
+	.version	= {1, 5, 0},
 	.module		= THIS_MODULE,
 	.ctr		= extverity_ctr,
 	.dtr		= extverity_dtr,

@@ -1091,6 +1091,7 @@ static void split_io(struct extverity_io *io, struct bio *bio)
 	part->wq_queued = NULL;
 	io->n_blocks = part->done;
 	atomic_set(&io->parts, 2);
+	this_cpu_inc(v->stats->split);
 	INIT_WORK(&part->work, extverity_part_work);
 	queue_work(v->spread_wq, &part->work);
 }

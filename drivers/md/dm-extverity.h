@@ -125,6 +125,7 @@ struct extverity_stats {
 	u64 zero;	/* blocks of zero ranges returned as zeros */
 	u64 corrected;	/* data and hash blocks corrected by FEC */
 	u64 paired;	/* data blocks hashed two at a time */
+	u64 split;	/* reads verified in two halves (split_io()) */
 };
 
 /**

@@ -76,7 +76,7 @@ static void parse_table(const char *s)
 static void parse_status(const char *s)
 {
 	struct ev_target_status st, st2;
-	char line[128];
+	char line[160];
 
 	if (ev_status_parse(s, &st))
 		return;
@@ -91,6 +91,9 @@ static void parse_status(const char *s)
 	if (st.has_paired)
 		snprintf(line + strlen(line), sizeof(line) - strlen(line),
 			 " %llu", (unsigned long long)st.paired);
+	if (st.has_split)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " %llu", (unsigned long long)st.split);
 	FUZZ_CHECK(!ev_status_parse(line, &st2) &&
 		   !memcmp(&st, &st2, sizeof(st)), "'%s' reads back as other "
 		   "values from '%s'", s, line);

@@ -316,25 +316,28 @@ void ev_table_line_free(struct ev_table_line *t)
 
 int ev_status_parse(const char *params, struct ev_target_status *st)
 {
-	char *copy = xstrdup(params), *w[7];
+	char *copy = xstrdup(params), *w[8];
 	int err = -EINVAL, n;
 
 	memset(st, 0, sizeof(*st));
 	/*
 	 * Targets before FEC (1.3.0) print four words, without the corrected
-	 * count; targets before 1.4.0 five, without the paired count.
+	 * count; targets before 1.4.0 five, without the paired count; targets
+	 * before 1.5.0 six, without the split count.
 	 */
-	n = split_words(copy, w, 7, false);
-	if (n < 4 || n > 6 || strlen(w[0]) != 1 ||
+	n = split_words(copy, w, 8, false);
+	if (n < 4 || n > 7 || strlen(w[0]) != 1 ||
 	    (w[0][0] != 'V' && w[0][0] != 'C') ||
 	    ev_parse_u64(w[1], &st->verified) ||
 	    ev_parse_u64(w[2], &st->corrupt) || ev_parse_u64(w[3], &st->zero) ||
 	    (n >= 5 && ev_parse_u64(w[4], &st->corrected)) ||
-	    (n == 6 && ev_parse_u64(w[5], &st->paired)))
+	    (n >= 6 && ev_parse_u64(w[5], &st->paired)) ||
+	    (n == 7 && ev_parse_u64(w[6], &st->split)))
 		goto out;
 	st->health = w[0][0];
 	st->has_corrected = n >= 5;
-	st->has_paired = n == 6;
+	st->has_paired = n >= 6;
+	st->has_split = n == 7;
 	err = 0;
 out:
 	free(copy);

@@ -92,8 +92,9 @@ void ev_table_line_free(struct ev_table_line *t);
 
 /*
  * The status line of the target: "V|C VERIFIED CORRUPT ZERO [CORRECTED
- * [PAIRED]]" (@has_corrected: the target counts blocks corrected by FEC;
- * @has_paired: blocks hashed two at a time).
+ * [PAIRED [SPLIT]]]" (@has_corrected: the target counts blocks corrected by
+ * FEC; @has_paired: blocks hashed two at a time; @has_split: reads verified
+ * in two halves).
  */
 struct ev_target_status {
 	char health;
@@ -102,8 +103,10 @@ struct ev_target_status {
 	u64 zero;
 	u64 corrected;
 	u64 paired;
+	u64 split;
 	bool has_corrected;
 	bool has_paired;
+	bool has_split;
 };
 
 /* Parse a status line into @st; 0 or -EINVAL. */

@@ -203,6 +203,10 @@ static void print_json(const char *name, const struct state *s)
 		ev_json_add_u64(j, "paired_blocks", s->st.paired);
 	else
 		ev_json_add(j, "paired_blocks", NULL);
+	if (s->st.has_split)
+		ev_json_add_u64(j, "split_reads", s->st.split);
+	else
+		ev_json_add(j, "split_reads", NULL);
 	ev_json_add_u64(j, "version", s->t.version);
 	ev_json_add_str(j, "hash_algorithm", s->t.alg);
 	/* Unknown (null) when the superblock could not be read. */
@@ -257,6 +261,9 @@ static void print_text(const char *name, const struct state *s)
 	if (s->st.has_paired)
 		printf("  paired:      %" PRIu64 " blocks (hashed two at a time)\n",
 		       s->st.paired);
+	if (s->st.has_split)
+		printf("  split:       %" PRIu64 " reads (verified in two halves)\n",
+		       s->st.split);
 	printf("  hash type:   %u\n", s->t.version);
 	if (s->have_sb)
 		printf("  data block:  %u\n", s->block_size);

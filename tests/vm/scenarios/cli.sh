@@ -199,7 +199,8 @@ else gfail file-two-loops "$(loops | tr '\n' ' ')"; fi
 contents file /dev/mapper/evf
 status_has file-status-in-use evf '^/dev/mapper/evf is active and is in use\.$' \
 	'verified: +[1-9][0-9]* blocks' 'corrupt: +0 blocks' \
-	'paired: +[0-9]+ blocks \(hashed two at a time\)$'
+	'paired: +[0-9]+ blocks \(hashed two at a time\)$' \
+	'split: +[0-9]+ reads \(verified in two halves\)$'
 expect close-mounted 5 'in use' extverity close evf
 gcheck file-still-there test -b /dev/mapper/evf
 umount /mnt/e
@@ -269,7 +270,7 @@ echo "== json"
 expect json-open 0 "^\\{\"name\": \"evj\", \"device\": \"/dev/mapper/evj\", \"table\": \"0 $LEN extverity 1 [0-9]+:[0-9]+ [0-9]+:[0-9]+ 0 sha256 $ROOT 2 ignore_corruption check_at_most_once\"\\}\$" \
 	extverity open --json --check-at-most-once --ignore-corruption \
 	$F/image.ext4 evj $F/image.hash "$ROOT"
-expect json-status 0 "\"status\": \"verified\".*\"paired_blocks\": [0-9][0-9]*,.*\"data_backing_file\": \"$F/image.ext4\".*\"flags\": \\[\"ignore_corruption\", \"check_at_most_once\"\\]" \
+expect json-status 0 "\"status\": \"verified\".*\"paired_blocks\": [0-9][0-9]*, \"split_reads\": [0-9][0-9]*,.*\"data_backing_file\": \"$F/image.ext4\".*\"flags\": \\[\"ignore_corruption\", \"check_at_most_once\"\\]" \
 	extverity status --json evj
 status_has flags-status evj 'flags: +ignore_corruption check_at_most_once$'
 gcheck json-close extverity close evj
