@@ -195,4 +195,28 @@ check_err "status --hash-device of no area refused" 1 'is not an extverity hash 
 	shim "$E" status --hash-device="$W/fmt" evt
 check_err "status --hash-offset alone refused" 1 'give both, or neither' \
 	shim "$E" status --hash-offset=4096 evt
+
+# ------------------------------------------------ status: each target's line
+# The counters a target does not print (before 1.3.0 corrected, before
+# 1.4.0 paired, before 1.5.0 split) are null in --json and left out of the
+# text; a line of more words than 1.5.0's is refused.
+for line in "V 1 2 3" "V 1 2 3 4" "V 1 2 3 4 5" "V 1 2 3 4 5 6"; do
+	n=$(echo "$line" | wc -w)
+	SHIM_STATUS=$line shim "$E" status --json evt >"$W/st.json" 2>"$W/err"
+	SHIM_STATUS=$line shim "$E" status evt >"$W/st" 2>>"$W/err"
+	if python3 -c '
+import json, sys
+j, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+want = [1, 2, 3, 4 if n >= 5 else None, 5 if n >= 6 else None, 6 if n >= 7 else None]
+got = [j[k] for k in ("verified_blocks", "corrupt_blocks", "zero_blocks",
+                      "corrected_blocks", "paired_blocks", "split_reads")]
+assert got == want, got
+' "$W/st.json" "$n" && [ "$(grep -cE '^  (corrected|paired|split): ' "$W/st")" = $((n - 4)) ]; then
+		pass "status of a $n-word line: its counters, the others null"
+	else
+		fail "status of '$line': $(cat "$W/st.json" "$W/st" "$W/err")"
+	fi
+done
+SHIM_STATUS="V 1 2 3 4 5 6 7" check_err "status of an 8-word line refused" 1 \
+	"cannot parse the status of evt: V 1 2 3 4 5 6 7" shim "$E" status evt
 finish
