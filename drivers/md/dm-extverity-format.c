@@ -84,13 +84,15 @@ static u32 section_entry_size(const struct extverity_params *p,
 		return sizeof(struct extverity_inode);
 	case EXTVERITY_SECT_FEC:
 		return sizeof(struct extverity_fec);
+	case EXTVERITY_SECT_TOP_DIGESTS:
+		return p->digest_size;
 	}
 	return 0;
 }
 
 /*
  * Whether slot @id is read: the sections up to LEVELS always, the compat
- * ones when their flag says they are there.  Slot 7 is never read.
+ * ones when their flag says they are there.
  */
 static bool section_present(const struct extverity_params *p,
 			    unsigned int id)
@@ -101,6 +103,8 @@ static bool section_present(const struct extverity_params *p,
 		return p->compat_flags & EXTVERITY_COMPAT_INODE_INDEX;
 	if (id == EXTVERITY_SECT_FEC)
 		return p->compat_flags & EXTVERITY_COMPAT_FEC;
+	if (id == EXTVERITY_SECT_TOP_DIGESTS)
+		return p->compat_flags & EXTVERITY_COMPAT_TOP_DIGESTS;
 	return false;
 }
 
@@ -201,8 +205,8 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 	}
 	/*
 	 * Slots past LEVELS are for compatible growth: read only when their
-	 * compat flag says they are there (INODES and FEC follow LEVELS, in
-	 * that order), else ignored, as readers older than the flag ignore
+	 * compat flag says they are there (INODES, FEC and TOP_DIGESTS follow
+	 * LEVELS, in that order), else ignored, as readers older than the flag ignore
 	 * them.
 	 */
 	p->compat_flags = le32_to_cpu(sb->compat_flags) &
@@ -232,6 +236,13 @@ int extverity_parse_superblock(const struct extverity_superblock *sb,
 	if ((p->compat_flags & EXTVERITY_COMPAT_FEC) &&
 	    p->sect[EXTVERITY_SECT_FEC].nr_entries != 1) {
 		*why = "FEC section does not hold one record";
+		return -EINVAL;
+	}
+	/* A digest for each TOPS block, no more, no fewer. */
+	if ((p->compat_flags & EXTVERITY_COMPAT_TOP_DIGESTS) &&
+	    p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_entries !=
+	    p->sect[EXTVERITY_SECT_TOPS].nr_blocks) {
+		*why = "top digest count does not match the TOPS section";
 		return -EINVAL;
 	}
 	return 0;

@@ -40,7 +40,8 @@
  * @compat_flags: the EXTVERITY_COMPAT_* features present, of those known
  * @sect: per section: first block, number of blocks and entries (all zero
  *	for INODES unless EXTVERITY_COMPAT_INODE_INDEX is set, for FEC unless
- *	EXTVERITY_COMPAT_FEC is)
+ *	EXTVERITY_COMPAT_FEC is, for TOP_DIGESTS unless
+ *	EXTVERITY_COMPAT_TOP_DIGESTS is)
  */
 struct extverity_params {
 	u8 hash_algorithm;

@@ -228,17 +228,44 @@ static int read_section(struct extverity_target *v,
 	return 0;
 }
 
-/* For the log: why read_section() failed. */
-static const char *section_error(int err)
+/* How each section is named in the log and in ti->error. */
+static const struct {
+	char *name;
+	char *mismatch;
+	char *unreadable;
+} section_msgs[EXTVERITY_NR_SECTIONS] = {
+	[EXTVERITY_SECT_EXTENTS] = { "extent map",
+		"Extent map digest mismatch", "Cannot read the extent map" },
+	[EXTVERITY_SECT_TREES] = { "tree table",
+		"Tree table digest mismatch", "Cannot read the tree table" },
+	[EXTVERITY_SECT_INODES] = { "inode index",
+		"Inode index digest mismatch", "Cannot read the inode index" },
+	[EXTVERITY_SECT_FEC] = { "FEC record",
+		"FEC record digest mismatch", "Cannot read the FEC record" },
+	[EXTVERITY_SECT_TOP_DIGESTS] = { "top digests",
+		"Top digests digest mismatch", "Cannot read the top digests" },
+};
+
+/*
+ * read_section(), and on failure the log's line and ti->error's message
+ * for section @id: one of section_msgs[], or an interrupted load's.
+ */
+static int load_section(struct extverity_target *v,
+			const struct extverity_superblock *sb, unsigned int id,
+			void *dst, size_t len, char **error)
 {
-	switch (err) {
-	case -EBADMSG:
-		return "digest mismatch";
-	case -EINTR:
-		return "load interrupted by a fatal signal";
-	default:
-		return "cannot be read";
-	}
+	int err = read_section(v, sb, id, dst, len);
+
+	if (!err)
+		return 0;
+	DMERR("%s: %s %s", dm_device_name(dm_table_get_md(v->ti->table)),
+	      section_msgs[id].name, err == -EBADMSG ? "digest mismatch" :
+	      err == -EINTR ? "load interrupted by a fatal signal" :
+	      "cannot be read");
+	*error = err == -EBADMSG ? section_msgs[id].mismatch :
+		 err == -EINTR ? "Manifest load interrupted" :
+		 section_msgs[id].unreadable;
+	return err;
 }
 
 static int load_trees(struct extverity_target *v,
@@ -262,15 +289,9 @@ static int load_trees(struct extverity_target *v,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = read_section(v, sb, EXTVERITY_SECT_TREES, raw, len);
-	if (err) {
-		DMERR("%s: tree table %s", dm_device_name(dm_table_get_md(v->ti->table)),
-		      section_error(err));
-		*error = err == -EBADMSG ? "Tree table digest mismatch" :
-			 err == -EINTR ? "Manifest load interrupted" :
-			 "Cannot read the tree table";
+	err = load_section(v, sb, EXTVERITY_SECT_TREES, raw, len, error);
+	if (err)
 		goto out;
-	}
 	v->nr_trees = n;
 	for (i = 0; i < n; i++) {
 		const struct extverity_tree *t =
@@ -318,16 +339,10 @@ static int load_extents(struct extverity_target *v,
 		*error = "Cannot allocate the extent map";
 		return -ENOMEM;
 	}
-	err = read_section(v, sb, EXTVERITY_SECT_EXTENTS, v->ext,
-			   array_size(n, sizeof(*v->ext)));
-	if (err) {
-		DMERR("%s: extent map %s", dm_device_name(dm_table_get_md(v->ti->table)),
-		      section_error(err));
-		*error = err == -EBADMSG ? "Extent map digest mismatch" :
-			 err == -EINTR ? "Manifest load interrupted" :
-			 "Cannot read the extent map";
+	err = load_section(v, sb, EXTVERITY_SECT_EXTENTS, v->ext,
+			   array_size(n, sizeof(*v->ext)), error);
+	if (err)
 		return err;
-	}
 	for (i = 0; i < n; i++) {
 		const struct extverity_extent *raw = (const void *)&v->ext[i];
 		u32 tree = le32_to_cpu(raw->tree);
@@ -400,17 +415,10 @@ static int load_inodes(struct extverity_target *v,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = read_section(v, sb, EXTVERITY_SECT_INODES, raw,
-			   array_size(n, sizeof(*raw)));
-	if (err) {
-		DMERR("%s: inode index %s",
-		      dm_device_name(dm_table_get_md(v->ti->table)),
-		      section_error(err));
-		*error = err == -EBADMSG ? "Inode index digest mismatch" :
-			 err == -EINTR ? "Manifest load interrupted" :
-			 "Cannot read the inode index";
+	err = load_section(v, sb, EXTVERITY_SECT_INODES, raw,
+			   array_size(n, sizeof(*raw)), error);
+	if (err)
 		goto out;
-	}
 	for (i = 0; i < n; i++) {
 		err = manifest_cond_resched();
 		if (err) {
@@ -452,17 +460,39 @@ static int load_fec(struct extverity_target *v,
 		*error = "FEC options given, but the hash area has no FEC record";
 		return -EINVAL;
 	}
-	err = read_section(v, sb, EXTVERITY_SECT_FEC, &rec, sizeof(rec));
-	if (err) {
-		DMERR("%s: FEC record %s",
-		      dm_device_name(dm_table_get_md(v->ti->table)),
-		      section_error(err));
-		*error = err == -EBADMSG ? "FEC record digest mismatch" :
-			 err == -EINTR ? "Manifest load interrupted" :
-			 "Cannot read the FEC record";
+	err = load_section(v, sb, EXTVERITY_SECT_FEC, &rec, sizeof(rec), error);
+	if (err)
 		return err;
-	}
 	return extverity_fec_check_record(v, &rec, error);
+}
+
+/*
+ * The top digests (EXTVERITY_COMPAT_TOP_DIGESTS): one per TOPS block, kept
+ * as read, @p.digest_size bytes each.  Their count is the TOPS section's
+ * length (extverity_parse_superblock()), at most 1/16 of its size.
+ */
+static int load_top_digests(struct extverity_target *v,
+			    const struct extverity_superblock *sb,
+			    char **error)
+{
+	u64 n = v->p.sect[EXTVERITY_SECT_TOP_DIGESTS].nr_entries;
+	size_t len = array_size(n, v->p.digest_size);
+	int err;
+
+	if (!(v->p.compat_flags & EXTVERITY_COMPAT_TOP_DIGESTS) || !n)
+		return 0;
+	v->top_digests = kvmalloc(len, EXTVERITY_GFP);
+	if (!v->top_digests) {
+		*error = "Cannot allocate the top digests";
+		return -ENOMEM;
+	}
+	err = load_section(v, sb, EXTVERITY_SECT_TOP_DIGESTS, v->top_digests,
+			   len, error);
+	if (err) {
+		kvfree(v->top_digests);
+		v->top_digests = NULL;
+	}
+	return err;
 }
 
 /* The dm-bufio client of the hash area, in @v->bufio. */
@@ -690,6 +720,8 @@ int extverity_load_manifest(struct extverity_target *v, char **error)
 		err = load_inodes(v, sb, error);
 	if (!err)
 		err = load_fec(v, sb, error);
+	if (!err)
+		err = load_top_digests(v, sb, error);
 	if (err)
 		goto out;
 	/*
@@ -717,6 +749,7 @@ void extverity_free_manifest(struct extverity_target *v)
 	kvfree(v->roots);
 	kvfree(v->inodes);
 	kvfree(v->inode_trees);
+	kvfree(v->top_digests);
 	if (v->data_bufio)
 		dm_bufio_client_destroy(v->data_bufio);
 	if (v->bufio)
@@ -727,6 +760,7 @@ void extverity_free_manifest(struct extverity_target *v)
 	v->inodes = NULL;
 	v->inode_trees = NULL;
 	v->nr_inodes = 0;
+	v->top_digests = NULL;
 	v->bufio = NULL;
 	v->data_bufio = NULL;
 }

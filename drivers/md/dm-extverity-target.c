@@ -522,7 +522,7 @@ static void extverity_io_hints(struct dm_target *ti,
 static struct target_type extverity_target = {
 	.name		= EXTVERITY_TARGET_NAME,
 	.features	= DM_TARGET_IMMUTABLE,
-	.version	= {1, 5, 0},
+	.version	= {1, 6, 0},
 	.module		= THIS_MODULE,
 	.ctr		= extverity_ctr,
 	.dtr		= extverity_dtr,

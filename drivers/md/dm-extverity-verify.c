@@ -17,9 +17,11 @@
  * matched its parent digest is flagged in its buffer's aux data, so the
  * common case is one data hash and one memcmp.  Packed top blocks hold the
  * tops of several trees, so a per-buffer flag cannot say which tops were
- * checked; instead each tree remembers the generation of the buffer its top
- * was checked in (struct extverity_mtree.top_gen), and a buffer re-read from
- * disk gets a new generation.
+ * checked against their roots; instead each tree remembers the generation
+ * of the buffer its top was checked in (struct extverity_mtree.top_gen),
+ * and a buffer re-read from disk gets a new generation.  An area with top
+ * digests also lets a whole TOPS block be checked at once, which is then
+ * flagged like a LEVELS block (top_block_good()).
  */
 #include <linux/atomic.h>
 #include <linux/interrupt.h>
@@ -244,9 +246,45 @@ static void fec_read_checked(struct extverity_target *v,
 }
 
 /*
+ * With EXTVERITY_COMPAT_TOP_DIGESTS, whether TOPS block @hblock, at @data,
+ * matches its digest in the (authenticated) TOP_DIGESTS section: one hash
+ * then stands for the tops of every tree packed in the block, where
+ * check_top() hashes each top as a whole zero-padded block.  A match is
+ * flagged in the buffer like a LEVELS block's.  Any failure, a crypto
+ * error included, only means "not known good": the caller checks the
+ * tree's own top, which reports it.
+ */
+static bool top_block_good(struct extverity_target *v,
+			   struct extverity_io *io,
+			   struct extverity_buf_aux *aux, u64 hblock,
+			   const u8 *data)
+{
+	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
+	const u8 *want;
+
+	if (!v->top_digests)
+		return false;
+	if (aux->verified) {
+		smp_rmb();	/* see fec_correct_hash() */
+		return true;
+	}
+	/* Inside TOPS: checked against the section by extverity_check_tree(). */
+	want = v->top_digests +
+	       (size_t)(hblock - v->p.sect[EXTVERITY_SECT_TOPS].start_block) *
+	       v->p.digest_size;
+	if (extverity_hash_block(v, extverity_io_desc(io), data, digest) ||
+	    crypto_memneq(digest, want, v->p.digest_size))
+		return false;
+	aux->verified = true;
+	return true;
+}
+
+/*
  * Check the top of tree @t, held in TOPS buffer @b at @data (block
- * @hblock), against the tree's root; remembered per tree for as long as the
- * buffer keeps its data.
+ * @hblock): the whole block against its top digest if the area has them,
+ * else (or if that fails) the tree's top alone against the tree's root, so
+ * that damage in a block fails only the trees whose top it hits.
+ * Remembered per tree for as long as the buffer keeps its data.
  */
 static int verify_top(struct extverity_target *v, struct extverity_io *io,
 		      u32 t, const struct extverity_geometry *g,
@@ -260,11 +298,14 @@ static int verify_top(struct extverity_target *v, struct extverity_io *io,
 		smp_rmb();	/* see fec_correct_hash() */
 		return 0;
 	}
-	err = check_top(v, io, t, g, data);
-	if (err == -EBADMSG)
-		err = fec_correct_hash(v, io, t, hblock, data, NULL, g);
-	if (err)
-		return err;
+	if (!top_block_good(v, io, aux, hblock, data)) {
+		err = check_top(v, io, t, g, data);
+		if (err == -EBADMSG)
+			err = fec_correct_hash(v, io, t, hblock, data, NULL,
+					       g);
+		if (err)
+			return err;
+	}
 	fec_read_checked(v, aux, hblock, t);
 	WRITE_ONCE(tree->top_gen, aux->gen);
 	return 0;

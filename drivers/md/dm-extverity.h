@@ -181,6 +181,8 @@ struct extverity_fec_state {
  *	inode numbers of regular files, strictly ascending
  * @inode_trees: for each of @inodes, its index into @trees (never 0)
  * @nr_inodes: entries of the inode index
+ * @top_digests: with EXTVERITY_COMPAT_TOP_DIGESTS, the salted digest of
+ *	each block of the TOPS section, @p.digest_size bytes each; else NULL
  * @verified_blocks: with check_at_most_once, a bit per data block that has
  *	been verified (atomic set_bit/test_bit, no lock: a lost race only
  *	verifies a block twice)
@@ -225,6 +227,7 @@ struct extverity_target {
 	u64 *inodes;
 	u32 *inode_trees;
 	u32 nr_inodes;
+	u8 *top_digests;
 	unsigned long *verified_blocks;
 
 	/* Verification: see extverity_end_io() for which queue a bio takes. */
@@ -336,7 +339,8 @@ static inline unsigned int extverity_per_io_data_size(unsigned int descsize)
 /*
  * struct extverity_buf_aux - state attached to every dm-bufio buffer
  * @gen: unique number given when the buffer is (re)filled from disk
- * @verified: the block (a LEVELS block) matched the digest in its parent
+ * @verified: the block matched its authenticated digest: a LEVELS block the
+ *	one in its parent, a TOPS block its top digest
  * @from_fec: the hash device could not read the block: its contents were
  *	decoded by FEC, not yet checked (counted as a correction once they
  *	are)

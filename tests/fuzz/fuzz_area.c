@@ -5,21 +5,20 @@
  * dump, verify and table commands themselves on the same bytes.
  *
  * The input is the hash area.  Before use the harness writes the right
- * digests of the EXTENTS, TREES, FILES, INODES and FEC sections into the
- * superblock and passes the superblock's own hash as the root digest: a
- * forger cannot do
- * that, but a signed manifest from a buggy or hostile `format` can, and it
- * is what the validators are for.  Without it the fuzzer would never get
- * past the digests.
+ * digests of the EXTENTS, TREES, FILES, INODES, FEC and TOP_DIGESTS
+ * sections into the superblock and passes the superblock's own hash as
+ * the root digest: a forger cannot do that, but a signed manifest from a
+ * buggy or hostile `format` can, and it is what the validators are for.
+ * Without it the fuzzer would never get past the digests.
  *
  * Invariants: the commands agree with the library (dump and verify fail
  * exactly when loading fails, with the same exit code; table works exactly
  * when the superblock parses); a loaded area's extent map partitions the
  * data device, its FILES entries name existing trees, every tree's stored
  * geometry is the one its size gives, its inode index is sorted, names
- * file trees and agrees with FILES; the table line of an area parses back
- * to the area's values; which answers for block 0 exactly when the area
- * loads.
+ * file trees and agrees with FILES, its top digests (when it has them)
+ * are one per TOPS block; the table line of an area parses back to the
+ * area's values; which answers for block 0 exactly when the area loads.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -113,6 +112,18 @@ static void check_loaded(const struct ev_area *a)
 			    le32_to_cpu(e->count) <= a->geo[t].data_blocks),
 			   "extent %llu: tree %u", (unsigned long long)i, t);
 	}
+	/* verify reads a digest for each TOPS block. */
+	FUZZ_CHECK(a->has_top_digests ==
+		   !!(p->compat_flags & EXTVERITY_COMPAT_TOP_DIGESTS) &&
+		   (!a->has_top_digests ||
+		    (p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_entries ==
+		     p->sect[EXTVERITY_SECT_TOPS].nr_blocks &&
+		     (a->top_digests ||
+		      !p->sect[EXTVERITY_SECT_TOPS].nr_blocks))),
+		   "top digests: %llu for %llu TOPS blocks",
+		   (unsigned long long)
+		   p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_entries,
+		   (unsigned long long)p->sect[EXTVERITY_SECT_TOPS].nr_blocks);
 	FUZZ_CHECK(next == p->data_blocks, "extents cover %llu of %llu blocks",
 		   (unsigned long long)next,
 		   (unsigned long long)p->data_blocks);

@@ -5,7 +5,8 @@
  * tree records, then extent records up to the first refused one, then
  * inode index entries to the end of the input.  Whatever they accept must
  * be safe to use as the kernel uses it: sections inside the hash area and
- * apart (INODES and FEC only when their compat flags are set), every
+ * apart (INODES, FEC and TOP_DIGESTS only when their compat flags are
+ * set, TOP_DIGESTS a digest per TOPS block), every
  * digest of every accepted tree inside its section, every accepted extent
  * inside the data device and its tree, every accepted inode entry sorted
  * and naming a file's tree; and the FEC record (from the superblock's
@@ -25,6 +26,8 @@ static void check_params(const struct extverity_superblock *sb,
 	bool index = le32_to_cpu(sb->compat_flags) &
 		     EXTVERITY_COMPAT_INODE_INDEX;
 	bool fec = le32_to_cpu(sb->compat_flags) & EXTVERITY_COMPAT_FEC;
+	bool tops = le32_to_cpu(sb->compat_flags) &
+		    EXTVERITY_COMPAT_TOP_DIGESTS;
 	u64 next = 1;
 	unsigned int id;
 
@@ -61,14 +64,18 @@ static void check_params(const struct extverity_superblock *sb,
 			   !p->sect[EXTVERITY_SECT_FEC].nr_blocks &&
 			   !p->sect[EXTVERITY_SECT_FEC].nr_entries),
 		   "FEC section read without its flag");
-	FUZZ_CHECK(!p->sect[7].start_block && !p->sect[7].nr_blocks &&
-		   !p->sect[7].nr_entries, "slot 7 read");
-	for (id = 0; id <= EXTVERITY_SECT_FEC; id++) {
+	FUZZ_CHECK(tops ||
+		   (!p->sect[EXTVERITY_SECT_TOP_DIGESTS].start_block &&
+		    !p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_blocks &&
+		    !p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_entries),
+		   "TOP_DIGESTS section read without its flag");
+	for (id = 0; id < EXTVERITY_NR_SECTIONS; id++) {
 		u64 start = p->sect[id].start_block, n = p->sect[id].nr_blocks;
 		u64 e = p->sect[id].nr_entries;
 
 		if ((id == EXTVERITY_SECT_INODES && !index) ||
-		    (id == EXTVERITY_SECT_FEC && !fec))
+		    (id == EXTVERITY_SECT_FEC && !fec) ||
+		    (id == EXTVERITY_SECT_TOP_DIGESTS && !tops))
 			continue;
 
 		FUZZ_CHECK(start == le64_to_cpu(sb->sections[id].start_block) &&
@@ -118,6 +125,21 @@ static void check_params(const struct extverity_superblock *sb,
 		   "FEC: %llu records in %llu blocks",
 		   (unsigned long long)p->sect[EXTVERITY_SECT_FEC].nr_entries,
 		   (unsigned long long)p->sect[EXTVERITY_SECT_FEC].nr_blocks);
+	if (tops) {
+		u64 e = p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_entries;
+		u64 n = p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_blocks;
+
+		/* A digest per TOPS block, in blocks exactly long enough. */
+		FUZZ_CHECK(e == p->sect[EXTVERITY_SECT_TOPS].nr_blocks &&
+			   e <= (n << p->log_blocksize) / p->digest_size &&
+			   (!n || e * p->digest_size >
+				  (n - 1) << p->log_blocksize),
+			   "TOP_DIGESTS: %llu digests in %llu blocks for %llu "
+			   "TOPS blocks", (unsigned long long)e,
+			   (unsigned long long)n,
+			   (unsigned long long)
+			   p->sect[EXTVERITY_SECT_TOPS].nr_blocks);
+	}
 	FUZZ_CHECK(p->sect[EXTVERITY_SECT_EXTENTS].nr_entries <= p->data_blocks,
 		   "more extents than data blocks");
 	FUZZ_CHECK(p->sect[EXTVERITY_SECT_TREES].nr_entries <

@@ -22,9 +22,10 @@ CHANGE:
                      leaf later, so it runs one leaf past its tree's end
   section-past-area  the LEVELS section starts past the hash area
 The inode index (INODES, slot 5, present when compat flag 1 is set; it
-follows LEVELS and is the last section):
-  old-format         as an older extverity wrote it: flag cleared, slot 5
-                     zero, the area cut where LEVELS ends (still valid)
+follows LEVELS):
+  old-format         as the oldest extverity wrote it: flags 1 and 4
+                     cleared, slots 5 and 7 zero, the area cut where LEVELS
+                     ends (still valid)
   index-unsorted     the first two entries swapped
   index-duplicate    the second entry repeats the first's inode
   index-inode-zero   the first entry's inode is 0
@@ -45,6 +46,14 @@ The FEC record (FEC, slot 6, present when compat flag 2 is set; one
   fec-reserved       a reserved byte set
   fec-two-records    nr_entries 2
   fec-no-record      the flag set, slot 6 emptied
+The top digests (TOP_DIGESTS, slot 7, present when compat flag 4 is set;
+a digest per TOPS block; the last section):
+  no-top-digests     as an extverity before them wrote it: flag cleared,
+                     slot 7 zero, the area cut where the section started
+                     (still valid)
+  top-digest-count   one digest more counted than there are TOPS blocks
+  top-digest-wrong   the first digest's first byte flipped (each top still
+                     matches its tree's root; the block not its digest)
 Exit 1 with a message when IN is not what it should be, 3 when the area
 has nothing the change needs."""
 import hashlib
@@ -55,9 +64,11 @@ ALGS = {1: 'sha256', 2: 'sha512'}
 ZERO = 0xffffffff
 SB_SIZE = 1024
 SECT_OFF, SECT_SIZE = 88, 96
-EXTENTS, TREES, FILES, TOPS, LEVELS, INODES, FEC = range(7)
+EXTENTS, TREES, FILES, TOPS, LEVELS, INODES, FEC, TOP_DIGESTS = range(8)
 INODE_INDEX = 1     # compat_flags bit of the INODES section
 FEC_FLAG = 2        # compat_flags bit of the FEC section
+TOP_DIGESTS_FLAG = 4    # compat_flags bit of the TOP_DIGESTS section
+DIGESTED = (EXTENTS, TREES, FILES, INODES, FEC, TOP_DIGESTS)
 
 
 def die(msg, code=1):
@@ -125,18 +136,21 @@ class Area:
         struct.pack_into('<Q', self.buf, 32, self.hash_blocks)
 
     def put_inodes(self):
-        """Put the inode index back: the last section, so the area's
-        end moves with its length."""
+        """Put the inode index back: the sections after it, and the
+        area's end, move with its length."""
         s = self.sect[INODES]
         if self.inodes is None:
             return
         if not s[1]:
-            s[0] = self.hash_blocks
+            s[0] = max(x[0] + x[1] for x in self.sect[:INODES])
         blocks = (len(self.inodes) * 16 + self.bs - 1) // self.bs
         region = bytearray(blocks * self.bs)
         for i, e in enumerate(self.inodes):
             struct.pack_into('<QII', region, i * 16, *e)
         self.buf[s[0] * self.bs:(s[0] + s[1]) * self.bs] = region
+        for x in self.sect[INODES + 1:]:
+            if x[1]:
+                x[0] += blocks - s[1]
         self.hash_blocks += blocks - s[1]
         struct.pack_into('<Q', self.buf, 32, self.hash_blocks)
         s[1] = blocks
@@ -161,7 +175,7 @@ class Area:
         for i in range(8):
             struct.pack_into('<QQQI', self.buf, SECT_OFF + i * SECT_SIZE,
                              *self.sect[i])
-        for i in (EXTENTS, TREES, FILES, INODES, FEC):
+        for i in DIGESTED:
             start, nr = self.sect[i][0], self.sect[i][1]
             d = self.hash(bytes(self.buf[start * self.bs:(start + nr) * self.bs])) if nr else b''
             off = SECT_OFF + i * SECT_SIZE + 32
@@ -218,17 +232,45 @@ def section_past_area(a):
     s[0] = a.hash_blocks + 1
 
 
+def cut_at(a, block):
+    """End the area at @block."""
+    del a.buf[block * a.bs:]
+    a.hash_blocks = block
+    struct.pack_into('<Q', a.buf, 32, a.hash_blocks)
+
+
 def old_format(a):
     if a.inodes is None:
         die('no inode index', 3)
-    s = a.sect[INODES]
-    if s[1]:
-        del a.buf[s[0] * a.bs:]
-        a.hash_blocks = s[0]
-        struct.pack_into('<Q', a.buf, 32, a.hash_blocks)
+    if a.compat & FEC_FLAG:
+        die('a FEC section after the inode index', 3)
+    cut_at(a, a.sect[LEVELS][0] + a.sect[LEVELS][1])
     a.sect[INODES] = [0, 0, 0, 0]
-    a.compat &= ~INODE_INDEX
+    a.sect[TOP_DIGESTS] = [0, 0, 0, 0]
+    a.compat &= ~(INODE_INDEX | TOP_DIGESTS_FLAG)
     a.inodes = None
+
+
+def no_top_digests(a):
+    s = a.sect[TOP_DIGESTS]
+    if not a.compat & TOP_DIGESTS_FLAG:
+        die('no top digests', 3)
+    if s[1]:
+        cut_at(a, s[0])
+        # The FEC record covers the area: one as long as it now is.
+        if a.compat & FEC_FLAG:
+            struct.pack_into('<Q', a.buf, a.sect[FEC][0] * a.bs + 8,
+                             a.data_blocks + a.hash_blocks)
+    a.sect[TOP_DIGESTS] = [0, 0, 0, 0]
+    a.compat &= ~TOP_DIGESTS_FLAG
+
+
+def top_digest_section(a):
+    """The TOP_DIGESTS section, when it has a digest."""
+    s = a.sect[TOP_DIGESTS]
+    if not a.compat & TOP_DIGESTS_FLAG or not s[1]:
+        die('no top digest', 3)
+    return s
 
 
 def index_entries(a, n):
@@ -297,6 +339,12 @@ CHANGES = {
     'fec-two-records': lambda a: (fec_record(a),
                                   a.sect[FEC].__setitem__(2, 2)),
     'fec-no-record': fec_no_record,
+    'no-top-digests': no_top_digests,
+    'top-digest-count': lambda a: top_digest_section(a).__setitem__(
+        2, a.sect[TOPS][1] + 1),
+    'top-digest-wrong': lambda a: a.buf.__setitem__(
+        top_digest_section(a)[0] * a.bs,
+        a.buf[a.sect[TOP_DIGESTS][0] * a.bs] ^ 1),
 }
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Independent reader of an extverity hash area (docs/format.md, v1).
 
-evread.py HASHFILE ROOT_HEX [sections|inodes|fec]
+evread.py HASHFILE ROOT_HEX [sections|inodes|fec|tops]
 Checks the superblock against the root digest, each manifest section's
 digest (INODES too when compat flag 1 says it is there, FEC when compat
-flag 2 does), and that the extent map partitions [0, N).  Prints one line
+flag 2 does, TOP_DIGESTS when compat flag 4 does), and that the extent map partitions [0, N).  Prints one line
 per extent, "start count tree leaf inode", for the caller to cross-check
 with debugfs; with
 "sections", prints the sections ("NAME start_block nr_blocks") and tree
@@ -13,7 +13,10 @@ line per inode index entry, "inode tree ALG:DIGEST", the digest being the
 fs-verity digest of the entry's tree record (fs-verity's descriptor built
 here, from docs/format.md), or "none" when the area has no index; with
 "fec", "FEC start blocks roots parity_blocks" from the FEC record, checked
-against the superblock, or "none".
+against the superblock, or "none"; with "tops", "TOP_DIGESTS start
+nr_blocks nr_entries" after checking that the section holds one digest per
+TOPS block, each the salted hash H(salt' || block) of that block as
+stored, or "none".
 Exit 1 with a message on the first violation."""
 import hashlib
 import struct
@@ -48,7 +51,7 @@ def main():
         dig = sb[88 + i * 96 + 32:88 + i * 96 + 96]
         secs.append((start, nr, ents, esz, dig))
     digested = [0, 1, 2] + ([5] if compat & 1 else []) + \
-        ([6] if compat & 2 else [])
+        ([6] if compat & 2 else []) + ([7] if compat & 4 else [])
     for i in digested:
         start, nr, _e, _s, dig = secs[i]
         if not nr:
@@ -62,16 +65,40 @@ def main():
         h = hashlib.new(ALGS[alg], data).digest()
         if h != dig[:len(h)]:
             die('section %d digest mismatch' % i)
+    dsz = hashlib.new(ALGS[alg]).digest_size
+    salt = sb[56:56 + salt_size]
     if 'sections' in sys.argv[3:]:
         for i, name in enumerate(['EXTENTS', 'TREES', 'FILES', 'TOPS',
                                   'LEVELS']):
             print(name, secs[i][0], secs[i][1])
-        dsz = hashlib.new(ALGS[alg]).digest_size
         f.seek(off + secs[1][0] * bs)
         tdata = f.read(secs[1][2] * (24 + dsz))
         for i in range(secs[1][2]):
             size, top, lev = struct.unpack_from('<QQQ', tdata, i * (24 + dsz))
             print('TREE', i, size, top, lev)
+        return
+    if 'tops' in sys.argv[3:]:
+        if not compat & 4:
+            print('none')
+            return
+        # salt': the salt zero-padded to the hash's block size, or nothing.
+        padded = salt.ljust(hashlib.new(ALGS[alg]).block_size, b'\0') \
+            if salt else b''
+        tstart, tnr = secs[3][0], secs[3][1]
+        start, nr, ents, esz, _d = secs[7]
+        if esz != dsz or ents != tnr or nr != -(-ents * dsz // bs) or \
+                (not nr and start):
+            die('TOP_DIGESTS: %d entries of %d bytes in %d blocks at %d, '
+                'for %d TOPS blocks' % (ents, esz, nr, start, tnr))
+        f.seek(off + start * bs)
+        digests = f.read(ents * dsz)
+        f.seek(off + tstart * bs)
+        for k in range(tnr):
+            h = hashlib.new(ALGS[alg], padded + f.read(bs)).digest()
+            if h != digests[k * dsz:(k + 1) * dsz]:
+                die('TOPS block %d does not match its top digest' %
+                    (tstart + k))
+        print('TOP_DIGESTS', start, nr, ents)
         return
     if 'fec' in sys.argv[3:]:
         if not compat & 2:
@@ -95,8 +122,6 @@ def main():
         if not compat & 1:
             print('none')
             return
-        dsz = hashlib.new(ALGS[alg]).digest_size
-        salt = sb[56:56 + salt_size]
         f.seek(off + secs[1][0] * bs)
         tdata = f.read(secs[1][2] * (24 + dsz))
         start, nr, ents, esz, _d = secs[5]

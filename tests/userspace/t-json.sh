@@ -52,7 +52,7 @@ fixed=(--uuid=01234567-89ab-cdef-0123-456789abcdef)
 params_py='
 keys = ["root_digest", "hash_algorithm", "data_block_size", "data_blocks",
         "hash_offset", "hash_blocks", "hash_bytes", "hole_hash_blocks",
-        "salt", "uuid", "files", "inode_index",
+        "salt", "uuid", "files", "inode_index", "top_digests",
         "trees", "shared_trees", "extents", "zero_blocks", "residual_blocks"]
 assert list(j) == keys, list(j)
 for k in keys:

@@ -74,18 +74,48 @@ r=$(python3 "$F" "$W/h" "$W/hf" "$root" index-unsorted 2>/dev/null)
 check_err "dump refuses an unsorted inode index" 2 \
 	'inode index entry 1: inode index is not sorted' \
 	"$EXTVERITY" dump --root-digest="$r" "$W/hf"
-# An area as an older extverity wrote it: no flag, no slot 5, no section.
+# nr_blocks of slot SLOT of area FILE.
+slot_blocks() {
+	python3 -c 'import struct, sys; print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 88 + int(sys.argv[2]) * 96 + 8)[0])' "$1" "$2"
+}
+# An area as the oldest extverity wrote it: no flags, no slots 5 and 7,
+# no sections after LEVELS.
 forged "an area without the inode index (older format) verifies" 0 '' old-format
-check "the older area is its INODES section shorter" \
+check "the older area is its INODES and TOP_DIGESTS sections shorter" \
 	test "$(stat -c %s "$W/hf")" -eq $(($(stat -c %s "$W/h") - 4096 * \
-		$(python3 -c 'import struct, sys; print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 88 + 5 * 96 + 8)[0])' "$W/h")))
+		($(slot_blocks "$W/h" 5) + $(slot_blocks "$W/h" 7))))
 r=$(python3 "$F" "$W/h" "$W/hf" "$root" old-format 2>/dev/null)
 if "$EXTVERITY" dump --root-digest="$r" "$W/hf" >"$W/dump" 2>&1 &&
-	grep -Eq '^Inode index: +none' "$W/dump"; then
-	pass "dump of the older area says it has no index"
+	grep -Eq '^Inode index: +none' "$W/dump" &&
+	grep -Eq '^Top digests: +none' "$W/dump"; then
+	pass "dump of the older area says it has no index, no top digests"
 else
 	fail "dump of the older area: $(cat "$W/dump")"
 fi
+
+# The top digests (TOP_DIGESTS, the last section, a digest per TOPS
+# block): an area made before them still verifies and dumps; a count other
+# than the TOPS section's is refused by the superblock's checks; a digest
+# that no longer matches its block (re-signed: the section authenticates)
+# is reported naming the block, though every top in it matches its root.
+forged "an area without top digests (older format) verifies" 0 '' no-top-digests
+check "the area without top digests is its section shorter" \
+	test "$(stat -c %s "$W/hf")" -eq $(($(stat -c %s "$W/h") - 4096 * \
+		$(slot_blocks "$W/h" 7)))
+r=$(python3 "$F" "$W/h" "$W/hf" "$root" no-top-digests 2>/dev/null)
+if "$EXTVERITY" dump --root-digest="$r" "$W/hf" >"$W/dump" 2>&1 &&
+	grep -Eq '^Top digests: +none' "$W/dump" &&
+	"$EXTVERITY" dump --json --root-digest="$r" "$W/hf" >"$W/dump" 2>&1 &&
+	grep -q '"top_digests": *null' "$W/dump"; then
+	pass "dump of the area without top digests says it has none"
+else
+	fail "dump of the area without top digests: $(cat "$W/dump")"
+fi
+forged "top digests counting one more than the TOPS blocks refused" 1 \
+	'top digest count does not match the TOPS section' top-digest-count
+forged "a signed top digest not matching its TOPS block reported" 2 \
+	'corrupted: packed top hash block [0-9]+ \(its top digest; the tops in it match their trees\)' \
+	top-digest-wrong
 
 # The root is the superblock's digest by the superblock's own algorithm:
 # the same bytes hashed with the other one are no root.

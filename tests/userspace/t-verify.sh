@@ -168,6 +168,38 @@ cp "$W/h" "$W/hc"; flip "$W/hc" $((top + 1))
 check_err "flipped byte in a packed top block names its trees" 2 \
 	"corrupted: packed top hash block [0-9]+ .*/big/two-levels" \
 	"$EXTVERITY" verify "$img" "$W/hc" "$root"
+# The top digests: one per TOPS block, each the block's salted hash, as
+# the independent reader computes it.  Then a byte of a TOPS block that no
+# tree's top uses flipped, nothing re-signed: the root, the section's
+# digest and every top still match, only the block's top digest does not.
+if python3 "$TOPDIR/tests/userspace/evread.py" "$W/h" "$root" tops >"$W/tops" &&
+	tops=$(awk '$1 == "TOPS" { print $3 }' "$W/sec") &&
+	[ "$tops" -gt 0 ] && grep -qx "TOP_DIGESTS [0-9]* [0-9]* $tops" "$W/tops"; then
+	pass "a top digest per TOPS block, each its salted hash ($tops blocks)"
+else
+	fail "top digests: $(cat "$W/tops") for $(grep TOPS "$W/sec")"
+fi
+# The first byte of the TOPS section past every top: digests in the level
+# below the top times D (32) bytes from each tree's top.
+slack=$(python3 - "$W/sec" <<'PY'
+import sys
+bs, ds, used = 4096, 32, set()
+lines = [l.split() for l in open(sys.argv[1])]
+start, nr = [(int(l[1]), int(l[2])) for l in lines if l[0] == "TOPS"][0]
+for l in lines:
+    if l[0] != "TREE" or not int(l[3]):
+        continue
+    n, top = -(-int(l[2]) // bs), int(l[3])
+    while n * ds > bs:
+        n = -(-n * ds // bs)
+    used.update(range(top, top + n * ds))
+print(next(b for b in range(start * bs, (start + nr) * bs) if b not in used))
+PY
+)
+cp "$W/h" "$W/hc"; flip "$W/hc" "$slack"
+check_err "flipped slack byte of a TOPS block fails its top digest" 2 \
+	"corrupted: packed top hash block $((slack / 4096)) \(its top digest; the tops in it match their trees\)" \
+	"$EXTVERITY" verify "$img" "$W/hc" "$root"
 read -r _ _ _ top lev < <(awk '$1 == "TREE" && $2 == 0' "$W/sec")
 cp "$W/h" "$W/hc"; flip "$W/hc" $((lev * 4096 + 8))
 check_err "flipped byte in the residual tree" 2 "corrupted: " \

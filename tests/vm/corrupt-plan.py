@@ -47,6 +47,7 @@ REFUSE_WHY = {
     "manifest-sb": "Superblock does not match the root digest",
     "manifest-trees": "Tree table digest mismatch",
     "manifest-extents": "Extent map digest mismatch",
+    "manifest-top-digests": "Top digests digest mismatch",
 }
 
 
@@ -222,7 +223,8 @@ def main():
                        which, top_too)
 
     # Packed tops: bytes of the TOPS section that no top uses (the slack at
-    # the end of a TOPS block) are never read: no effect.
+    # the end of a TOPS block) fail the block's top digest, and the kernel
+    # then checks each top in it against its tree's root: no effect.
     tpos, tbytes, _, _ = section(3)
     used = set()
     for size, top, lv in trees:
@@ -266,6 +268,10 @@ def main():
     fpos, fb, _, _ = section(2)
     if fb and not small:
         add("manifest-files", "hash", fpos + fb // 2, "read", [])
+    # The top digests, authenticated by their section digest.
+    dpos, db, _, _ = section(7)
+    if db and not small:
+        add("manifest-top-digests", "hash", dpos + 1, "refuse")
 
     # Zero ranges: a free block full of garbage still reads as zeros.
     zr = [(e[0], e[2]) for e in exts if e[3] == ZERO]

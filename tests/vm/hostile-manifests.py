@@ -45,12 +45,14 @@ EXT_FMT = '<QQIIQ'
 TREE_ZERO = 0xffffffff
 U64 = (1 << 64) - 1
 U32 = 0xffffffff
-EXTENTS, TREES, FILES, TOPS, LEVELS, INODES = range(6)
-SECT_NAMES = ['extents', 'trees', 'files', 'tops', 'levels', 'inodes']
+EXTENTS, TREES, FILES, TOPS, LEVELS, INODES, FEC, TOP_DIGESTS = range(8)
+SECT_NAMES = ['extents', 'trees', 'files', 'tops', 'levels', 'inodes', 'fec',
+              'top_digests']
 # Sections with a digest in the superblock (EXTVERITY_SECT_HAS_DIGEST).
-DIGESTED = (EXTENTS, TREES, FILES, INODES)
+DIGESTED = (EXTENTS, TREES, FILES, INODES, TOP_DIGESTS)
 INODE_INDEX = 1		# EXTVERITY_COMPAT_INODE_INDEX
 FEC_FLAG = 2		# EXTVERITY_COMPAT_FEC
+TOP_DIGESTS_FLAG = 4	# EXTVERITY_COMPAT_TOP_DIGESTS
 INODE_FMT = '<QII'
 DIGEST = {1: 32, 2: 64}
 HASHES = {1: hashlib.sha256, 2: hashlib.sha512,
@@ -99,7 +101,10 @@ class Area:
                        for i in range(len(ib) and self.sect[INODES][2])]
         # What the case changes outside the area itself.
         self.encode_records = True
-        self.fix_digest = [True] * 6
+        self.fix_digest = [True] * 8
+        # The top digests follow the TOPS section the superblock names,
+        # so that a case that moves a top tests what it says.
+        self.fix_top_digests = True
         self.len_follows = False	# table length from data_blocks
         self.hostile_root = False	# a root that is not the superblock's
         self.table_alg = 'sha256'	# the table line's algorithm
@@ -114,10 +119,33 @@ class Area:
         """Put n bytes of the original area at src at byte dst."""
         self.buf[dst:dst + n] = self.orig[src:src + n]
 
+    def put_top_digests(self, buf):
+        """The salted digest of each TOPS block, where format put the
+        section, and their count; none (an empty section) for no TOPS.
+        Left as they are when the TOPS section does not fit the area."""
+        t, d = self.sect[TOPS], self.sect[TOP_DIGESTS]
+        o, room = self.home[TOP_DIGESTS][0] * self.bs, \
+            self.home[TOP_DIGESTS][1] * self.bs
+        if t[1] * self.dsize > room or (t[0] + t[1]) * self.bs > len(buf):
+            return
+        alg = HASHES[self.alg]
+        salt = self.salt[:self.salt_size]
+        if salt:
+            salt = salt.ljust(alg().block_size, b'\0')
+        dg = b''.join(alg(salt + bytes(buf[b * self.bs:(b + 1) * self.bs])).digest()
+                      for b in range(t[0], t[0] + t[1]))
+        buf[o:o + room] = dg + bytes(room - len(dg))
+        d[2] = t[1]
+        if not t[1]:
+            d[0:2], d[5] = [0, 0], bytes(64)
+
     def encode(self):
         """The area's bytes (slot long) and its superblock."""
         buf = self.buf
         bs = 1 << self.log_bs if 10 <= self.log_bs <= 12 else self.bs
+        if self.fix_top_digests and self.compat & TOP_DIGESTS_FLAG and \
+                DIGEST.get(self.alg) == self.dsize and bs == self.bs:
+            self.put_top_digests(buf)
         if self.encode_records:
             recs = {EXTENTS: b''.join(struct.pack(EXT_FMT, e[0] & U64, e[1] & U64,
                                                   e[2] & U32, e[3] & U32, e[4] & U64)
@@ -285,14 +313,17 @@ class Layout:
         self.shape = [shape(a.log_bs, D, t[0]) for t in a.trees]
         s = a.sect
         # Sections packed in order, one block each but LEVELS; the inode
-        # index (one block, room for two more entries) ends the area.
-        assert a.compat == INODE_INDEX, 'the area has no inode index'
+        # index (one block, room for two more entries) then the top
+        # digests (one block, the one TOPS block's) end the area.
+        assert a.compat == INODE_INDEX | TOP_DIGESTS_FLAG, \
+            'the area has no inode index or no top digests'
         nxt = 1
-        for sid in range(6):
+        for sid in (*range(6), TOP_DIGESTS):
             assert s[sid][0] == nxt and s[sid][1] >= 1, 'sections not packed'
             nxt += s[sid][1]
-        assert nxt == self.H, 'INODES does not end the area'
-        assert [s[i][1] for i in (0, 1, 2, 3, 5)] == [1] * 5
+        assert nxt == self.H, 'TOP_DIGESTS does not end the area'
+        assert [s[i][1] for i in (0, 1, 2, 3, 5, 7)] == [1] * 6
+        assert s[TOP_DIGESTS][2] == 1
         assert s[EXTENTS][2] * 32 <= B and s[TREES][2] * (24 + D) <= B
         self.ni = len(a.inodes)
         assert self.ni >= 4 and (self.ni + 2) * 16 <= B
@@ -391,7 +422,9 @@ class Layout:
         def f(x):
             end = a.sect[sid][0] + a.sect[sid][1]
             x.sect[sid][1] += k
-            for j in range(sid + 1, 6):
+            for j in range(sid + 1, 8):
+                if not a.sect[j][1]:
+                    continue
                 x.sect[j][0] += k
                 x.home[j] = (x.home[j][0] + k, x.home[j][1])
             x.hash_blocks += k
@@ -419,28 +452,60 @@ def cases(a):
 
     # --- Valid variants: each must load and read back as the image.
     yield 'none', 're-encoded', lambda x: None, ok()
-    # Unknown compat bits are ignored; the known bits say the index (and
-    # the FEC record, which this area has not) are there: clear, slot 5 is
-    # ignored as by a reader older than the index.  FEC's bit without its
-    # section is refused: the slot of an area without FEC is all zeros,
-    # record size included.
+    # Unknown compat bits are ignored; the known bits say the index, the
+    # top digests (and the FEC record, which this area has not) are there:
+    # clear, slot 5 or 7 is ignored as by a reader older than it.  FEC's
+    # bit without its section is refused: the slot of an area without FEC
+    # is all zeros, record size included.
     yield 'sb.compat_flags', 'all-unknown-bits-added', \
         set_sb('compat', U32 & ~FEC_FLAG), ok()
     yield 'sb.compat_flags', 'unknown-bits-only', \
-        set_sb('compat', U32 & ~INODE_INDEX & ~FEC_FLAG), ok()
+        set_sb('compat', U32 & ~INODE_INDEX & ~FEC_FLAG & ~TOP_DIGESTS_FLAG), ok()
     yield 'sb.compat_flags', 'fec-without-its-section', \
-        set_sb('compat', INODE_INDEX | FEC_FLAG), \
+        set_sb('compat', INODE_INDEX | FEC_FLAG | TOP_DIGESTS_FLAG), \
         sb('section has the wrong record size')
-    yield 'sb.compat_flags', 'inode-index-clear', set_sb('compat', 0), ok()
+    yield 'sb.compat_flags', 'inode-index-clear', \
+        set_sb('compat', TOP_DIGESTS_FLAG), ok()
+    yield 'sb.compat_flags', 'top-digests-clear', set_sb('compat', INODE_INDEX), ok()
+    yield 'sb.compat_flags', 'all-clear', set_sb('compat', 0), ok()
     yield 'sb.sections[inodes]', 'garbage,flag-clear', \
-        both(set_sb('compat', 0),
+        both(set_sb('compat', TOP_DIGESTS_FLAG),
              lambda x: x.sect.__setitem__(INODES, [7, 7, 7, 7, 7, b'\x07' * 64])), \
         ok()
     yield 'sb.uuid', 'other', set_sb('uuid', bytes(range(16))), ok()
     yield 'sb.sections[fec]', 'garbage,flag-clear', \
         lambda x: x.sect.__setitem__(6, [7, 7, 7, 7, 7, b'\x07' * 64]), ok()
-    yield 'sb.sections[7]', 'spare-slot-filled', \
-        lambda x: x.sect.__setitem__(7, [7, 7, 7, 7, 7, b'\x07' * 64]), ok()
+    yield 'sb.sections[top_digests]', 'garbage,flag-clear', \
+        both(set_sb('compat', INODE_INDEX),
+             lambda x: x.sect.__setitem__(TOP_DIGESTS,
+                                          [7, 7, 7, 7, 7, b'\x07' * 64])), ok()
+    # A top digest that does not match its TOPS block: the kernel falls
+    # back to each tree's own check, and the tops are intact.  Then the
+    # last top moved (loads, as below) with the digest left as it was.
+    def wrong_top_digest(x):
+        x.fix_top_digests = False
+        x.buf[a.sect[TOP_DIGESTS][0] * B] ^= 1
+    yield 'top_digests[0]', 'wrong', wrong_top_digest, ok()
+    yield 'top_digests[0]', 'stale,last-top-moved', \
+        both(lambda x: setattr(x, 'fix_top_digests', False),
+             lay.move_top(lay.LAST, lay.tops_e - lay.top_len(lay.LAST))), ok()
+    # A TOPS block that matches its digest authenticates every top in it:
+    # the kernel does not also hash each top against its tree's root
+    # (docs/format.md "Top digests").  So a root that is not its tree's
+    # top's, signed, loads and the file reads back; a kernel that ignored
+    # the top digests would fail the file's reads.
+    def root_not_its_tops(x):
+        x.trees[lay.M][3] = bytes([x.trees[lay.M][3][0] ^ 1]) + \
+            x.trees[lay.M][3][1:]
+    yield 'trees[one-level].root', 'not-its-top(top-digest-matches)', \
+        root_not_its_tops, ok()
+    # A digest per TOPS block, no more, no fewer.
+    for k, v in (('0', 0), ('tops+1', a.sect[TOPS][1] + 1)):
+        yield 'sb.sections[top_digests].nr_entries', k, \
+            both(lambda x: setattr(x, 'fix_top_digests', False),
+                 set_sect(TOP_DIGESTS, 'nr_entries', v)), \
+            sb('section length does not match its record count' if not v else
+               'top digest count does not match the TOPS section')
 
     def split(x):
         e = x.ext[lay.E_FILE]
@@ -524,8 +589,8 @@ def cases(a):
         ti('Hash device is smaller than the hash area')
 
     # --- Sections (docs/format.md "Layout"): packed, each one block but
-    # LEVELS; INODES ends the area.
-    for sid in range(6):
+    # LEVELS; TOP_DIGESTS ends the area, after INODES (no FEC).
+    for sid in (*range(6), TOP_DIGESTS):
         nm = 'sb.sections[%s].' % SECT_NAMES[sid]
         s = a.sect[sid]
         for v in sorted({s[3] + 1, 1, U32, 32, 24 + D} - {s[3]}):
@@ -534,7 +599,7 @@ def cases(a):
         starts = {'0': 0, 'H': H, 'H+1': H + 1, '2^64-1': U64, '2^63': 1 << 63,
                   'end-wraps-to-0': U64 - s[1] + 1}
         if sid:
-            p = a.sect[sid - 1]
+            p = a.sect[INODES if sid == TOP_DIGESTS else sid - 1]
             starts['prev.start'] = p[0]
             if p[1] > 1:
                 starts['prev.end-1'] = p[0] + p[1] - 1
@@ -548,11 +613,12 @@ def cases(a):
             nbs['to-H+1'] = H - s[0] + 1
         for k, v in nbs.items():
             yield nm + 'nr_blocks', k, set_sect(sid, 'nr_blocks', v), sb(OUTSIDE)
-        # One block more: too long for EXTENTS' and TREES' records, onto
-        # the next section for FILES, TOPS and LEVELS (reported for that
-        # one, with the same words), past the area for INODES.
+        # One block more: too long for EXTENTS', TREES' and INODES'
+        # records, onto the next section for FILES, TOPS and LEVELS
+        # (reported for that one, with the same words), past the area for
+        # TOP_DIGESTS.
         yield nm + 'nr_blocks', '+1', set_sect(sid, 'nr_blocks', s[1] + 1), \
-            sb(LENGTH if sid in (EXTENTS, TREES) else OUTSIDE)
+            sb(LENGTH if sid in (EXTENTS, TREES, INODES) else OUTSIDE)
     # Records: EXTENTS holds ne, and room for B/32 in its one block; the
     # records past ne read as zeros (an extent at 0: out of order).
     per = B // 32
@@ -627,6 +693,13 @@ def cases(a):
         ti('Inode index digest mismatch')
     yield 'sb.sections[extents].digest', 'stale', stale(EXTENTS), \
         ti('Extent map digest mismatch')
+
+    def stale_top_digests(x):
+        x.fix_digest[TOP_DIGESTS] = False
+        x.fix_top_digests = False
+        x.buf[a.sect[TOP_DIGESTS][0] * B] ^= 1
+    yield 'sb.sections[top_digests].digest', 'stale', stale_top_digests, \
+        ti('Top digests digest mismatch')
     yield 'table.root', 'not-the-superblocks', \
         lambda x: setattr(x, 'hostile_root', True), \
         ti('Superblock does not match the root digest')
@@ -948,12 +1021,13 @@ def cases(a):
     yield 'sb.sections[inodes]', 'empty-with-entries', \
         empty(INODES, entries=ni), sb(EMPTY_LOC)
     # (Onto LEVELS and past the area: the section cases above.)  The area
-    # one block longer, the index moved one block on: loads; moved alone,
-    # it runs past the area.
+    # one block longer, the index and the top digests after it moved one
+    # block on: loads; the index moved alone runs onto the top digests.
     def move_inodes(x):
         x.hash_blocks += 1
-        x.sect[INODES][0] += 1
-        x.home[INODES] = (x.home[INODES][0] + 1, x.home[INODES][1])
+        for sid in (INODES, TOP_DIGESTS):
+            x.sect[sid][0] += 1
+            x.home[sid] = (x.home[sid][0] + 1, x.home[sid][1])
     yield 'sb.sections[inodes].start', '+1(gap-before,area-longer)', move_inodes, ok()
     yield 'sb.sections[inodes].start', '+1(past-the-area)', \
         set_sect(INODES, 'start', a.sect[INODES][0] + 1), sb(OUTSIDE)

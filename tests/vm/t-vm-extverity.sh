@@ -280,7 +280,7 @@ elif [[ " $VM_ONLY " == *" ima "* ]]; then
 	rec=$(awk '$5 == "dm_table_load" {print $6}' "$VM_OUTDIR/boot-ima/output" |
 		tail -n 1 | python3 -c 'import sys; print(bytes.fromhex(sys.stdin.read().strip()).decode("ascii", "replace").replace("\0", "\n"))' |
 		grep -a 'target_name=extverity' || true)
-	want="target_name=extverity,target_version=1.5.0,hash_failed=V,verity_version=1,"
+	want="target_name=extverity,target_version=1.6.0,hash_failed=V,verity_version=1,"
 	if [[ "$rec" == *"$want"*"verity_algorithm=sha256,root_digest=$ROOT,salt=$SALT,ignore_corruption=n,restart_on_corruption=n,panic_on_corruption=n,restart_on_error=n,panic_on_error=n,check_at_most_once=y,try_verify_in_tasklet=n;"* ]]; then
 		pass "ima/dm_table_load record has the extverity fields"
 	else

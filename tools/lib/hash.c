@@ -99,6 +99,18 @@ int ev_hash_block(struct ev_hasher *h, const void *block, u8 *out)
 	return 0;
 }
 
+int ev_hash_blocks(struct ev_hasher *h, const void *blocks, u64 n, u8 *out)
+{
+	const u8 *b = blocks;
+	u64 i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = ev_hash_block(h, b + i * h->block_size,
+				    out + i * h->digest_size);
+	return err;
+}
+
 int ev_hash_plain(unsigned int alg, const void *data, size_t len, u8 *out)
 {
 	EVP_MD *md = fetch_md(alg);

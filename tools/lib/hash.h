@@ -61,6 +61,17 @@ void ev_hasher_free(struct ev_hasher *h);
  */
 int ev_hash_block(struct ev_hasher *h, const void *block, u8 *out);
 
+/**
+ * ev_hash_blocks() - ev_hash_block() of each of @n consecutive blocks
+ * @h: this thread's hasher
+ * @blocks: @n blocks of h->block_size bytes
+ * @n: their number
+ * @out: receives the @n digests, back to back
+ *
+ * Return: as ev_hash_block(), at the first failure.
+ */
+int ev_hash_blocks(struct ev_hasher *h, const void *blocks, u64 n, u8 *out);
+
 /* Print that OpenSSL's digest @alg failed while doing @what ("verifying"). */
 void ev_hash_error(unsigned int alg, const char *what);
 

@@ -8,8 +8,8 @@
  *     first extent, dedup identical content;
  *  3. sweep the image: unowned allocated blocks form the residual tree,
  *     free blocks zero ranges; hash the residual tree in parallel;
- *  4. serialise the sections, pack the tops, index the inodes, write the
- *     superblock.
+ *  4. serialise the sections, pack the tops, index the inodes, digest the
+ *     TOPS blocks, write the superblock.
  * Trees keep only their tops in memory; their lower levels, whose size
  * follows the files' apparent sizes, go to a scratch file (tree.h) from
  * which ev_write_area() copies them to the LEVELS section.
@@ -490,6 +490,26 @@ static void set_section(struct extverity_superblock *sb, unsigned int id,
 	*next += blocks;
 }
 
+/*
+ * The salted digest of each of the @n TOPS blocks at @tops into @out, as
+ * the kernel hashes a tree block; 0 or an exit code, printed.
+ */
+static int top_digests(const struct ctx *c, const u8 *tops, u64 n, u8 *out)
+{
+	struct ev_hasher h;
+	int err;
+
+	err = ev_hasher_init(&h, c->p.hash_algorithm, c->o->salt,
+			     c->p.salt_size, c->p.block_size);
+	if (err)
+		return err;
+	err = ev_hash_blocks(&h, tops, n, out);
+	if (err)
+		ev_hash_error(c->p.hash_algorithm, "hashing the top blocks");
+	ev_hasher_free(&h);
+	return err;
+}
+
 static int serialise(struct ctx *c, struct ev_area_out *out)
 {
 	const struct extverity_params *p = &c->p;
@@ -502,10 +522,11 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	u64 *top_off = xcalloc(c->nr_trees, sizeof(u64));
 	u64 tops_len = 0, lower = 0, next = 1, ext_bytes, tree_bytes;
 	u64 tops_start, levels_start, inodes_start, fec_start = 0, lv;
+	u64 nr_tops, digests_start;
 	struct extverity_fec fec = { 0 };
 	struct ev_area_data *area = &out->area;
 	size_t pieces_cap = 0;
-	u8 *buf;
+	u8 *buf, *tail = NULL;
 	int err = 0;
 
 	/* Next-fit packing of the top blocks, in tree order. */
@@ -564,16 +585,26 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		fec_start = next;
 		set_section(&sb, EXTVERITY_SECT_FEC, &next, 1, 1,
 			    sizeof(struct extverity_fec));
-		/* It covers the area it is part of: its length is known now. */
 		fec.start = cpu_to_le64(c->o->fec_start);
-		fec.blocks = cpu_to_le64(p->data_blocks + next);
 		fec.roots = c->o->fec_roots;
 	}
+	/*
+	 * A digest per TOPS block, after FEC, always (empty without TOPS):
+	 * the kernel hashes a block of tops once instead of each top in it.
+	 */
+	sb.compat_flags |= cpu_to_le32(EXTVERITY_COMPAT_TOP_DIGESTS);
+	nr_tops = ev_div_round_up(tops_len, bs);
+	digests_start = next;
+	set_section(&sb, EXTVERITY_SECT_TOP_DIGESTS, &next,
+		    ev_div_round_up(nr_tops * ds, bs), nr_tops, ds);
 	sb.hash_blocks = cpu_to_le64(next);
+	/* FEC covers the area it is part of: its length is known now. */
+	if (fec_start)
+		fec.blocks = cpu_to_le64(p->data_blocks + next);
 
 	/*
 	 * In memory: everything but LEVELS, which is O(files + extents); the
-	 * INODES and FEC sections are the area's tail.
+	 * INODES, FEC and TOP_DIGESTS sections are the area's tail.
 	 */
 	area->len = next * bs;
 	area->mem_len = levels_start * bs;
@@ -581,8 +612,7 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	area->mem = buf;
 	area->tail_len = (next - inodes_start) * bs;
 	if (area->tail_len) {
-		u8 *tail = xzalloc(area->tail_len);
-
+		tail = xzalloc(area->tail_len);
 		memcpy(tail, inodes, inodes_bytes);
 		if (fec_start)
 			memcpy(tail + (fec_start - inodes_start) * bs, &fec,
@@ -631,6 +661,10 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 		memcpy(buf + le64_to_cpu(sb.sections[EXTVERITY_SECT_FILES]
 					 .start_block) * bs,
 		       files, files_len);
+	/* The TOPS blocks as stored, packed tops and zero slack. */
+	if (nr_tops)
+		err = top_digests(c, buf + tops_start * bs, nr_tops,
+				  tail + (digests_start - inodes_start) * bs);
 	for (i = 0; i < EXTVERITY_NR_SECTIONS && !err; i++) {
 		struct extverity_section *s = &sb.sections[i];
 		u64 start = le64_to_cpu(s->start_block);
@@ -670,6 +704,7 @@ static int serialise(struct ctx *c, struct ev_area_out *out)
 	out->trees = c->nr_trees;
 	out->files = c->fs->nr_paths;
 	out->inodes = c->nr_inodes;
+	out->top_digests = nr_tops;
 	out->zero_blocks = c->zero_blocks;
 	/* The scratch file now belongs to @out (ev_area_out_free()). */
 	area->fd = c->scratch;

@@ -36,13 +36,14 @@ struct ev_format_opts {
 /**
  * struct ev_area_out - a complete hash area, ready to be written
  * @area: for ev_write_area_data(): the area's blocks up to its LEVELS
- *	section in memory, superblock first, and the INODES section after
- *	it; the tree levels (as large as the files' apparent sizes) in
- *	pieces of a scratch file; freed, and the scratch file closed, by
- *	ev_area_out_free()
+ *	section in memory, superblock first, and the INODES, FEC and
+ *	TOP_DIGESTS sections after it; the tree levels (as large as the
+ *	files' apparent sizes) in pieces of a scratch file; freed, and the
+ *	scratch file closed, by ev_area_out_free()
  * @root: the root digest
  * @files: FILES entries (paths)
  * @inodes: INODES entries (regular files)
+ * @top_digests: TOP_DIGESTS entries (TOPS blocks)
  * @trees: tree records
  * @shared_trees: tree records used by more than one inode
  * @extents: extent records
@@ -57,6 +58,7 @@ struct ev_area_out {
 	u8 root[EXTVERITY_MAX_DIGEST_SIZE];
 	u64 files;
 	u64 inodes;
+	u64 top_digests;
 	u64 trees;
 	u64 shared_trees;
 	u64 extents;

@@ -20,6 +20,7 @@ const char *ev_section_name(unsigned int id)
 {
 	static const char *const names[] = {
 		"EXTENTS", "TREES", "FILES", "TOPS", "LEVELS", "INODES", "FEC",
+		"TOP_DIGESTS",
 	};
 
 	return id < EV_ARRAY_SIZE(names) ? names[id] : "?";
@@ -66,6 +67,7 @@ void ev_area_close(struct ev_area *a)
 	free(a->trees);
 	free(a->geo);
 	free(a->inodes);
+	free(a->top_digests);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -388,6 +390,12 @@ int ev_area_load(struct ev_area *a)
 		return -r;
 	bad |= r;
 	r = load_fec(a);
+	if (r < 0)
+		return -r;
+	bad |= r;
+	/* Checked against the TOPS blocks by verify, which reads those. */
+	a->has_top_digests = p->compat_flags & EXTVERITY_COMPAT_TOP_DIGESTS;
+	r = read_section(a, EXTVERITY_SECT_TOP_DIGESTS, &a->top_digests);
 	if (r < 0)
 		return -r;
 	bad |= r;

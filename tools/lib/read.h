@@ -74,6 +74,10 @@ struct ev_ino_file {
  *	areas made before it have none)
  * @inodes: INODES section, (inode, tree) of each regular file, validated
  * @nr_inodes: its number of entries
+ * @has_top_digests: the area has a TOP_DIGESTS section
+ *	(EXTVERITY_COMPAT_TOP_DIGESTS; areas made before it have none)
+ * @top_digests: that section, a digest per TOPS block (NULL when there
+ *	are none)
  * @has_fec: the area has a FEC section (EXTVERITY_COMPAT_FEC)
  * @fec_record: its record, as stored
  * @fec: its geometry, validated; @fec.roots is 0 until then, and stays 0
@@ -98,6 +102,8 @@ struct ev_area {
 	bool has_inodes;
 	struct extverity_inode *inodes;
 	u64 nr_inodes;
+	bool has_top_digests;
+	u8 *top_digests;
 	bool has_fec;
 	struct extverity_fec fec_record;
 	struct extverity_fec_geometry fec;

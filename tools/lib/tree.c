@@ -99,14 +99,9 @@ static bool store_digests(struct ev_tree *t, u32 level, u64 first, u64 n,
 static bool hash_blocks(struct ev_tree *t, struct ev_hasher *h,
 			const u8 *blocks, u64 n, u8 *dig)
 {
-	u64 i;
-
-	for (i = 0; i < n; i++) {
-		if (ev_hash_block(h, blocks + i * h->block_size,
-				  dig + i * h->digest_size)) {
-			t->hash_failed = true;
-			return false;
-		}
+	if (ev_hash_blocks(h, blocks, n, dig)) {
+		t->hash_failed = true;
+		return false;
 	}
 	return true;
 }

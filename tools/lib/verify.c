@@ -60,6 +60,12 @@ struct vctx {
 	size_t *bad_top_n;
 	size_t nr_bad_tops;
 	size_t bad_tops_cap;
+	u8 *tops;		/* TOPS blocks read, their digests checked */
+	u64 tops_first;		/* ... counted from TOPS.start_block */
+	u64 tops_n;
+	u64 *bad_digests;	/* TOPS blocks that fail their top digest */
+	size_t nr_bad_digests;
+	size_t bad_digests_cap;
 };
 
 #define CHUNK	1024
@@ -198,49 +204,73 @@ static void note_bad_top(struct vctx *v, u64 block, u32 tree)
 	v->bad_top_trees[i][v->bad_top_n[i]++] = tree;
 }
 
-static void print_bad_tops(struct vctx *v)
+/* The trees of bad top block @i, as note_bad_top() collected them. */
+static void report_bad_top(struct vctx *v, size_t i)
 {
 	struct ev_verify_item it = { .kind = EV_ITEM_PACKED_TOP };
-	size_t i, k;
+	char names[512] = "", one[256];
+	size_t used = 0, k;
 
-	for (i = 0; i < v->nr_bad_tops; i++) {
-		char names[512] = "", one[256];
-		size_t used = 0;
+	/* Past the cap only counted, as report() would. */
+	if (v->reports >= EV_MAX_REPORTS) {
+		v->reports++;
+		free(v->bad_top_trees[i]);
+		return;
+	}
+	for (k = 0; k < v->bad_top_n[i]; k++) {
+		const char *sep = k ? ", " : "";
+		u32 t = v->bad_top_trees[i][k];
+		const struct ev_file_entry *f =
+			t ? ev_area_file_of_tree(v->a, t) : NULL;
 
-		/* Past the cap only counted, as report() would. */
-		if (v->reports >= EV_MAX_REPORTS) {
-			v->reports++;
-			free(v->bad_top_trees[i]);
+		if (t == 0)
+			snprintf(one, sizeof(one), "%smetadata", sep);
+		else if (f)
+			snprintf(one, sizeof(one), "%s%s", sep,
+				 ev_area_file_path(v->a, f - v->a->files,
+						   v->path));
+		else
+			snprintf(one, sizeof(one), "%stree %u", sep,
+				 v->bad_top_trees[i][k]);
+		if (used + strlen(one) + 5 >= sizeof(names)) {
+			strcat(names, ", ...");
+			break;
+		}
+		strcat(names, one);
+		used += strlen(one);
+	}
+	it.block = v->bad_tops[i];
+	it.trees = v->bad_top_trees[i];
+	it.nr_trees = v->bad_top_n[i];
+	report(v, &it, "packed top hash block %" PRIu64 " (trees of %s)",
+	       v->bad_tops[i], names);
+	free(v->bad_top_trees[i]);
+}
+
+/*
+ * The blocks of packed tops that failed, in block order: by their trees
+ * when a tree's top in them does not match its root (the block's top
+ * digest, if any, fails too: one report), else by their top digest.
+ */
+static void print_bad_tops(struct vctx *v)
+{
+	size_t i = 0, j = 0, ni = v->nr_bad_tops, nj = v->nr_bad_digests;
+
+	while (i < ni || j < nj) {
+		if (j < nj && (i == ni || v->bad_digests[j] < v->bad_tops[i])) {
+			struct ev_verify_item it = {
+				.kind = EV_ITEM_TOP_DIGEST,
+				.block = v->bad_digests[j],
+			};
+
+			report(v, &it, "packed top hash block %" PRIu64
+			       " (its top digest; the tops in it match their "
+			       "trees)", v->bad_digests[j++]);
 			continue;
 		}
-		for (k = 0; k < v->bad_top_n[i]; k++) {
-			const char *sep = k ? ", " : "";
-			u32 t = v->bad_top_trees[i][k];
-			const struct ev_file_entry *f =
-				t ? ev_area_file_of_tree(v->a, t) : NULL;
-
-			if (t == 0)
-				snprintf(one, sizeof(one), "%smetadata", sep);
-			else if (f)
-				snprintf(one, sizeof(one), "%s%s", sep,
-					 ev_area_file_path(v->a, f - v->a->files,
-							   v->path));
-			else
-				snprintf(one, sizeof(one), "%stree %u", sep,
-					 v->bad_top_trees[i][k]);
-			if (used + strlen(one) + 5 >= sizeof(names)) {
-				strcat(names, ", ...");
-				break;
-			}
-			strcat(names, one);
-			used += strlen(one);
-		}
-		it.block = v->bad_tops[i];
-		it.trees = v->bad_top_trees[i];
-		it.nr_trees = v->bad_top_n[i];
-		report(v, &it, "packed top hash block %" PRIu64
-		       " (trees of %s)", v->bad_tops[i], names);
-		free(v->bad_top_trees[i]);
+		if (j < nj && v->bad_digests[j] == v->bad_tops[i])
+			j++;
+		report_bad_top(v, i++);
 	}
 }
 
@@ -488,6 +518,49 @@ static int check_range(struct vctx *v, u32 i,
 }
 
 /*
+ * Read the next window of TOPS blocks, and check each against its top
+ * digest when the area has them, as the kernel checks a block of tops
+ * before it falls back to checking each top against its tree's root.  The
+ * blocks are read in order, each once, and the tops checked from these
+ * same bytes.
+ */
+static int next_tops(struct vctx *v)
+{
+	const struct extverity_params *p = &v->a->p;
+	u64 nr = p->sect[EXTVERITY_SECT_TOPS].nr_blocks;
+	u64 first = v->tops_first + v->tops_n, i, n;
+	u64 start = p->sect[EXTVERITY_SECT_TOPS].start_block + first;
+	u8 digests[WIN * EXTVERITY_MAX_DIGEST_SIZE];
+	u32 ds = p->digest_size;
+	int err;
+
+	n = nr - first < WIN ? nr - first : WIN;
+	err = read_hash(v, v->tops, n << p->log_blocksize,
+			v->a->offset + (start << p->log_blocksize));
+	if (err)
+		return err;
+	v->tops_first = first;
+	v->tops_n = n;
+	if (!v->a->has_top_digests)
+		return 0;
+	if (ev_hash_blocks(&v->h, v->tops, n, digests)) {
+		check_batch(v);
+		ev_hash_error(p->hash_algorithm, "verifying");
+		return EV_ENOMEM;
+	}
+	/* The parser checked a digest per TOPS block. */
+	for (i = 0; i < n; i++) {
+		if (!memcmp(digests + i * ds,
+			    v->a->top_digests + (first + i) * ds, ds))
+			continue;
+		xgrow((void **)&v->bad_digests, &v->bad_digests_cap,
+		      v->nr_bad_digests + 1, sizeof(u64));
+		v->bad_digests[v->nr_bad_digests++] = start + i;
+	}
+	return 0;
+}
+
+/*
  * Check tree @i and the data of its extents @ext[0..@nr) (indexes, in leaf
  * order): the top against the root, then level 0 a window at a time, in
  * order, each window's blocks checked against their parents (read in
@@ -501,7 +574,7 @@ static int check_tree(struct vctx *v, u32 i, const u64 *ext, size_t nr)
 	const struct extverity_tree *t = ev_area_tree(v->a, i);
 	const struct extverity_geometry *g = &v->a->geo[i];
 	u32 bs = p->block_size, shift = p->log_digests_per_block;
-	u64 top = le64_to_cpu(t->top), lo, hi, idx, leaf, end;
+	u64 top = le64_to_cpu(t->top), lo, hi, idx, leaf, end, blk;
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	size_t from = 0, j;
 	int l, err;
@@ -511,10 +584,21 @@ static int check_tree(struct vctx *v, u32 i, const u64 *ext, size_t nr)
 		v->lv[l].first = UINT64_MAX;
 	if (g->num_levels) {
 		v->levels = le64_to_cpu(t->levels);
+		/*
+		 * extverity_check_tree() keeps tops in tree order, inside
+		 * TOPS, each in one block: the window only moves on.
+		 */
+		blk = (top >> p->log_blocksize) -
+		      p->sect[EXTVERITY_SECT_TOPS].start_block;
+		while (blk >= v->tops_first + v->tops_n) {
+			err = next_tops(v);
+			if (err)
+				return err;
+		}
 		memset(v->top, 0, bs);
-		err = read_hash(v, v->top, g->top_len, v->a->offset + top);
-		if (err)
-			return err;
+		blk -= v->tops_first;
+		memcpy(v->top, v->tops + (blk << p->log_blocksize) +
+		       (top & (bs - 1)), g->top_len);
 		err = hash(v, v->top, digest);
 		if (err)
 			return err;
@@ -619,6 +703,7 @@ int ev_verify(struct ev_area *a, const char *image,
 	v.segs = xcalloc(CHUNK, sizeof(*v.segs));
 	v.path = ev_path_new();
 	v.top = xmalloc(p->block_size);
+	v.tops = xmalloc((size_t)WIN * p->block_size);
 	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
 		v.lv[i].blk = xmalloc((size_t)WIN * p->block_size);
 	/* Group the extents by tree so each tree is loaded once. */
@@ -639,6 +724,10 @@ int ev_verify(struct ev_area *a, const char *image,
 			i++;
 		err = check_tree(&v, t, order + first, i - first);
 	}
+	/* TOPS blocks past the last top (format writes none): their digests. */
+	while (!err && v.tops_first + v.tops_n <
+	       p->sect[EXTVERITY_SECT_TOPS].nr_blocks)
+		err = next_tops(&v);
 	/* The data queued before an error is reported all the same. */
 	last = check_batch(&v);
 	if (!err)
@@ -663,11 +752,13 @@ int ev_verify(struct ev_area *a, const char *image,
 	free(v.buf);
 	free(v.path);
 	free(v.top);
+	free(v.tops);
 	for (i = 0; i < EXTVERITY_MAX_LEVELS; i++)
 		free(v.lv[i].blk);
 	free(v.bad_tops);
 	free(v.bad_top_trees);
 	free(v.bad_top_n);
+	free(v.bad_digests);
 	ev_hasher_free(&v.h);
 	close(v.data_fd);
 	return err;

@@ -15,11 +15,12 @@ struct ev_verify_item {
 		EV_ITEM_METADATA,	/* a data block of the residual tree */
 		EV_ITEM_HASH_TREE,	/* a level of a tree's hash blocks */
 		EV_ITEM_PACKED_TOP,	/* a hash block of packed tree tops */
+		EV_ITEM_TOP_DIGEST,	/* one that fails its top digest only */
 	} kind;
 	const char *path;	/* FILE, HASH_TREE: the file, or NULL */
 	u64 inode;		/* FILE; HASH_TREE when @path is set */
 	u64 offset;		/* FILE: byte offset in the file */
-	u64 block;		/* data block; PACKED_TOP: hash block */
+	u64 block;		/* data block; a top item's hash block */
 	u32 tree;		/* HASH_TREE (0: the residual tree) */
 	int level;		/* HASH_TREE */
 	const u32 *trees;	/* PACKED_TOP: the trees whose tops it holds */

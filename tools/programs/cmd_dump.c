@@ -174,6 +174,13 @@ static void print_params(const struct ev_area *a, bool json)
 			ev_json_add_u64(j, "inode_index", a->nr_inodes);
 		else
 			ev_json_add(j, "inode_index", NULL);
+		/* null: an area made before the top digests. */
+		if (a->has_top_digests)
+			ev_json_add_u64(j, "top_digests",
+					p->sect[EXTVERITY_SECT_TOP_DIGESTS]
+					.nr_entries);
+		else
+			ev_json_add(j, "top_digests", NULL);
 		ev_json_add_u64(j, "trees", trees);
 		ev_json_add_u64(j, "shared_trees", c.shared_trees);
 		ev_json_add_u64(j, "extents", extents);
@@ -207,6 +214,11 @@ static void print_params(const struct ev_area *a, bool json)
 		printf("Inode index:        %" PRIu64 "\n", a->nr_inodes);
 	else
 		printf("Inode index:        none (made by an older extverity)\n");
+	if (a->has_top_digests)
+		printf("Top digests:        %" PRIu64 "\n",
+		       p->sect[EXTVERITY_SECT_TOP_DIGESTS].nr_entries);
+	else
+		printf("Top digests:        none (made by an older extverity)\n");
 	printf("Trees:              %" PRIu64 "\n", trees);
 	printf("Shared trees:       %" PRIu64 "\n", c.shared_trees);
 	printf("Extents:            %" PRIu64 "\n", extents);

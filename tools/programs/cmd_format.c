@@ -141,6 +141,7 @@ static void print_result(const struct ev_format_opts *o,
 		ev_json_add_str(j, "uuid", uuid);
 		ev_json_add_u64(j, "files", r->files);
 		ev_json_add_u64(j, "inode_index", r->inodes);
+		ev_json_add_u64(j, "top_digests", r->top_digests);
 		ev_json_add_u64(j, "trees", r->trees);
 		ev_json_add_u64(j, "shared_trees", r->shared_trees);
 		ev_json_add_u64(j, "extents", r->extents);
@@ -168,6 +169,7 @@ static void print_result(const struct ev_format_opts *o,
 	printf("Salt:               %s\n", o->salt_size ? salt : "-");
 	printf("Files:              %" PRIu64 "\n", r->files);
 	printf("Inode index:        %" PRIu64 "\n", r->inodes);
+	printf("Top digests:        %" PRIu64 "\n", r->top_digests);
 	printf("Trees:              %" PRIu64 "\n", r->trees);
 	printf("Shared trees:       %" PRIu64 "\n", r->shared_trees);
 	printf("Extents:            %" PRIu64 "\n", r->extents);

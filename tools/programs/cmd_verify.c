@@ -120,6 +120,7 @@ static const char *const item_kinds[] = {
 	[EV_ITEM_METADATA] = "metadata",
 	[EV_ITEM_HASH_TREE] = "hash-tree",
 	[EV_ITEM_PACKED_TOP] = "packed-top",
+	[EV_ITEM_TOP_DIGEST] = "top-digest",
 };
 
 /* Tree @tree into @j, with its file's path and inode if it is a file's. */
@@ -159,6 +160,7 @@ static void add_item(const struct ev_verify_item *it, void *arg)
 		ev_json_add_u64(j, "block", it->block);
 		break;
 	case EV_ITEM_METADATA:
+	case EV_ITEM_TOP_DIGEST:
 		ev_json_add_u64(j, "block", it->block);
 		break;
 	case EV_ITEM_HASH_TREE:

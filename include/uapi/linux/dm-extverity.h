@@ -43,7 +43,8 @@ enum extverity_section_id {
 	EXTVERITY_SECT_LEVELS = 4,	/* full hash blocks below the top */
 	EXTVERITY_SECT_INODES = 5,	/* struct extverity_inode[], kernel */
 	EXTVERITY_SECT_FEC = 6,		/* one struct extverity_fec */
-	EXTVERITY_NR_SECTIONS = 8	/* slots; 7 is zero */
+	EXTVERITY_SECT_TOP_DIGESTS = 7,	/* a digest per TOPS block, kernel */
+	EXTVERITY_NR_SECTIONS = 8
 };
 
 /* Sections whose bytes the superblock authenticates with a digest. */
@@ -51,30 +52,35 @@ enum extverity_section_id {
 					 (1U << EXTVERITY_SECT_TREES) | \
 					 (1U << EXTVERITY_SECT_FILES) | \
 					 (1U << EXTVERITY_SECT_INODES) | \
-					 (1U << EXTVERITY_SECT_FEC))
+					 (1U << EXTVERITY_SECT_FEC) | \
+					 (1U << EXTVERITY_SECT_TOP_DIGESTS))
 #define EXTVERITY_SECT_HAS_DIGEST(id)	((EXTVERITY_SECTS_WITH_DIGEST >> (id)) & 1)
 
 /*
  * compat_flags: the INODES section is present (slot 5); the FEC section is
- * present (slot 6).  Readers that do not know a flag ignore its slot, as
- * they ignore every slot past LEVELS.
+ * present (slot 6); the TOP_DIGESTS section is present (slot 7).  Readers
+ * that do not know a flag ignore its slot, as they ignore every slot past
+ * LEVELS.
  */
 #define EXTVERITY_COMPAT_INODE_INDEX	(1U << 0)
 #define EXTVERITY_COMPAT_FEC		(1U << 1)
+#define EXTVERITY_COMPAT_TOP_DIGESTS	(1U << 2)
 #define EXTVERITY_COMPAT_KNOWN		(EXTVERITY_COMPAT_INODE_INDEX | \
-					 EXTVERITY_COMPAT_FEC)
+					 EXTVERITY_COMPAT_FEC | \
+					 EXTVERITY_COMPAT_TOP_DIGESTS)
 
 /**
  * struct extverity_section - where one section lives
  * @start_block: first block, counted from the start of the hash area
  * @nr_blocks: length in blocks; 0 for an empty section (then start_block is 0)
  * @nr_entries: number of records (extents, trees, files, inodes, 1 for
- *	FEC); 0 for TOPS/LEVELS
+ *	FEC, TOPS blocks for TOP_DIGESTS); 0 for TOPS/LEVELS
  * @entry_size: record size in bytes; 0 for variable-length or raw sections
  * @__reserved: zero
- * @digest: for EXTENTS, TREES, FILES, INODES and FEC, the hash of all
- *	nr_blocks blocks (unsalted, zero-padded to 64 bytes); zero for the
- *	others, whose blocks are authenticated through the tree roots instead
+ * @digest: for EXTENTS, TREES, FILES, INODES, FEC and TOP_DIGESTS, the
+ *	hash of all nr_blocks blocks (unsalted, zero-padded to 64 bytes);
+ *	zero for TOPS and LEVELS, whose blocks are authenticated through the
+ *	tree roots (and TOPS blocks also by TOP_DIGESTS) instead
  */
 struct extverity_section {
 	__le64 start_block;
