@@ -159,6 +159,9 @@ for o in j["corrupted"]:
             b", ".join(b"metadata" if t["tree"] == 0 else
                        path(t) if "path" in t else b"tree %d" % t["tree"]
                        for t in o["trees"]))
+    elif k == "top-digest":
+        s = b"packed top hash block %d (its top digest; the tops in it " \
+            b"match their trees)" % o["block"]
     else:
         raise Exception("kind " + k)
     got.append(b"extverity: corrupted: " + s)
@@ -186,6 +189,13 @@ cp "$W/h" "$W/hc"
 flip "$W/hc" $((top + 1))
 verify_items "verify --json: a damaged packed top block" "$img" "$W/hc" \
 	packed-top
+# The last byte of the TOPS section, past every top (this image's tops
+# fill a fraction of their block): only the block's top digest fails.
+read -r _ tstart tnr < <(awk '$1 == "TOPS"' "$W/sec")
+cp "$W/h" "$W/hc"
+flip "$W/hc" $(((tstart + tnr) * 4096 - 1))
+verify_items "verify --json: a TOPS block that fails its top digest only" \
+	"$img" "$W/hc" top-digest
 
 # 150 damaged blocks: stderr names 100, so does the list; all are counted.
 first=$(debugfs -R "bmap /dir/big2 0" "$img" 2>/dev/null | tr -d ' ')
