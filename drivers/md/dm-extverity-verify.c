@@ -52,6 +52,7 @@ void extverity_bufio_alloc(struct dm_buffer *b)
 	aux->gen = atomic64_inc_return(&extverity_buf_gen);
 	aux->verified = false;
 	aux->from_fec = false;
+	aux->top_digest_failed = 0;
 }
 
 /* What a block failed on, for the report. */
@@ -250,9 +251,11 @@ static void fec_read_checked(struct extverity_target *v,
  * matches its digest in the (authenticated) TOP_DIGESTS section: one hash
  * then stands for the tops of every tree packed in the block, where
  * check_top() hashes each top as a whole zero-padded block.  A match is
- * flagged in the buffer like a LEVELS block's.  Any failure, a crypto
- * error included, only means "not known good": the caller checks the
- * tree's own top, which reports it.
+ * flagged in the buffer like a LEVELS block's; a mismatch too, so that the
+ * block is hashed once, not once per tree in it, and logged once.  Any
+ * failure, a crypto error included, only means "not known good": the
+ * caller checks the tree's own top, which reports a bad top.  A mismatch
+ * that no top shows (damage in the slack) is only logged here.
  */
 static bool top_block_good(struct extverity_target *v,
 			   struct extverity_io *io,
@@ -262,7 +265,7 @@ static bool top_block_good(struct extverity_target *v,
 	u8 digest[EXTVERITY_MAX_DIGEST_SIZE];
 	const u8 *want;
 
-	if (!v->top_digests)
+	if (!v->top_digests || test_bit(0, &aux->top_digest_failed))
 		return false;
 	if (aux->verified) {
 		smp_rmb();	/* see fec_correct_hash() */
@@ -272,11 +275,17 @@ static bool top_block_good(struct extverity_target *v,
 	want = v->top_digests +
 	       (size_t)(hblock - v->p.sect[EXTVERITY_SECT_TOPS].start_block) *
 	       v->p.digest_size;
-	if (extverity_hash_block(v, extverity_io_desc(io), data, digest) ||
-	    crypto_memneq(digest, want, v->p.digest_size))
+	if (extverity_hash_block(v, extverity_io_desc(io), data, digest))
 		return false;
-	aux->verified = true;
-	return true;
+	if (!crypto_memneq(digest, want, v->p.digest_size)) {
+		aux->verified = true;
+		return true;
+	}
+	if (!test_and_set_bit(0, &aux->top_digest_failed))
+		DMWARN_LIMIT("%s: hash block %llu: top digest mismatch, checking each top in it",
+			     dm_device_name(dm_table_get_md(v->ti->table)),
+			     hblock);
+	return false;
 }
 
 /*

@@ -344,16 +344,23 @@ static inline unsigned int extverity_per_io_data_size(unsigned int descsize)
  * @from_fec: the hash device could not read the block: its contents were
  *	decoded by FEC, not yet checked (counted as a correction once they
  *	are)
+ * @top_digest_failed: bit 0 is set once a TOPS block did not match its top
+ *	digest, so that the tops in it are checked one by one without the
+ *	whole block being hashed again for each, and the mismatch is logged
+ *	once (test_and_set_bit(): by the first of racing verifiers)
  *
  * They are written without a lock while the buffer is held: a block's
  * contents change while it is held only when FEC puts a bad block right
  * (fec_correct_hash()), and a racing verifier can only write the same
- * value, so the worst case is hashing or decoding twice.
+ * value, so the worst case is hashing or decoding twice.  A TOPS block
+ * FEC puts right keeps @top_digest_failed: its tops are then checked one
+ * by one, which costs hashes but never skips a check.
  */
 struct extverity_buf_aux {
 	u64 gen;
 	bool verified;
 	bool from_fec;
+	unsigned long top_digest_failed;
 };
 
 /**

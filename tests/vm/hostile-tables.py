@@ -341,11 +341,19 @@ def check(expect_files, results, dmesg):
             if present != '0':
                 why = 'a device is left after the case (rc %s)' % rc
             elif want == 'V':
+                rxs = regex.split('\t') if regex else []
+                ours = [ln for ln in log if 'extverity' in ln]
                 if rc != '0':
                     why = 'valid case refused (rc %s): %s' % (
                         rc, ' | '.join(log[-2:]))
                 elif readback != 'ok':
                     why = 'loaded but read back %s' % readback
+                elif [sum(1 for ln in ours if re.search(rx, ln))
+                      for rx in rxs] != [1] * len(rxs) or \
+                        len(ours) != len(rxs):
+                    why = 'the kernel log is not one line for each of ' \
+                          '/%s/: %s' % ('/, /'.join(rxs),
+                                        ' | '.join(ours[:3]) or 'nothing')
             elif rc == '0':
                 why = 'hostile case ACCEPTED by the kernel'
             elif regex:
