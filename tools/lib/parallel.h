@@ -10,12 +10,12 @@
 #include "tree.h"
 
 /*
- * Data blocks hashed by one job: small enough to spread a big file.  256
- * made format 3-6 % slower, in CPU and in time, on make bench's reference
- * image (15 alternating runs; reading 32 at a time within a job of 256 did
- * not help, so it is not the read buffer's size).
+ * Data blocks hashed by one job: small enough to spread a big file, large
+ * enough that a job's fixed cost stays small for one that is mostly holes.
+ * 32 made format 3-6 % faster on make bench's reference image, but 1.75x
+ * slower on a 1 TiB sparse file (64 s against 37 s).
  */
-#define EV_CHUNK_BLOCKS	32
+#define EV_CHUNK_BLOCKS	256
 
 /*
  * One queued tree: its data blocks, EV_CHUNK_BLOCKS to a job, or with
